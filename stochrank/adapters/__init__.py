@@ -1,0 +1,1 @@
+"""Per-booster glue: how LightGBM, XGBoost (and CatBoost) hand data to a Python objective."""

@@ -1,0 +1,146 @@
+"""Turn the arguments a booster passes to a Python objective or metric into one internal form.
+
+The same callable object is handed to ``lgb.train`` (``f(preds, Dataset)``), ``lightgbm.LGBMRanker``
+(``f(y_true, y_pred, weight, group)``), ``xgb.train`` (``f(preds, DMatrix)``) and stochrank's own
+estimators. Dispatch is on the type of the second argument, never on argument counts, so it keeps
+working however LightGBM counts parameters (it counts ``(a, b, weight=None, group=None)`` as four and
+then passes ``group``; see LightGBM issue #7018 for the ``*args`` trap).
+
+Labels and query boundaries are read once per dataset and cached, keyed weakly by the Dataset /
+DMatrix (or, for LGBMRanker, by the label array LightGBM passes on every call).
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .._validation import check_scores, offsets_from_sizes, query_weights
+
+__all__ = ["BoosterCall", "DatasetInfo", "unpack_call"]
+
+# Parameter names (and aliases) under which each booster stores its learning rate.
+_LGB_LR_KEYS = ("learning_rate", "shrinkage_rate", "eta")
+
+
+@dataclass
+class DatasetInfo:
+    """What stays fixed for one training set: labels, query boundaries, query weights."""
+
+    labels: np.ndarray
+    offsets: np.ndarray
+    weights: np.ndarray | None
+    library: str
+    learning_rate: float | None = None
+    state: dict[str, Any] = field(default_factory=dict)  # owned by the caller (objective / metric)
+
+
+@dataclass
+class BoosterCall:
+    """One call from a booster: current raw scores plus the cached dataset facts."""
+
+    preds: np.ndarray
+    info: DatasetInfo
+
+
+def _is_xgb_dmatrix(obj: Any) -> bool:
+    return hasattr(obj, "get_uint_info") and hasattr(obj, "get_base_margin")
+
+
+def _is_lgb_dataset(obj: Any) -> bool:
+    return hasattr(obj, "get_group") and hasattr(obj, "construct")
+
+
+def _lgb_info(ds: Any) -> DatasetInfo:
+    labels = np.asarray(ds.get_label(), dtype=np.float64)
+    group = ds.get_group()
+    if group is None:
+        raise ValueError(
+            "The LightGBM Dataset has no query groups. Build it with lgb.Dataset(X, y, group=sizes) "
+            "(documents per query, in row order)."
+        )
+    offsets = offsets_from_sizes(group, labels.size, "Dataset group")
+    weights = query_weights(ds.get_weight(), offsets, "Dataset weight")
+    lr = None
+    params = getattr(ds, "params", None) or {}
+    for key in _LGB_LR_KEYS:
+        if key in params:
+            lr = float(params[key])
+            break
+    return DatasetInfo(labels, offsets, weights, "lightgbm", lr)
+
+
+def _xgb_info(dm: Any) -> DatasetInfo:
+    labels = np.asarray(dm.get_label(), dtype=np.float64)
+    ptr = np.asarray(dm.get_uint_info("group_ptr"), dtype=np.int64)
+    if ptr.size < 2:
+        raise ValueError(
+            "The XGBoost DMatrix has no query groups. Build it with xgb.DMatrix(X, y, qid=qid) (qid sorted) "
+            "or DMatrix(X, y, group=sizes)."
+        )
+    if ptr[-1] != labels.size:
+        raise ValueError(f"DMatrix group_ptr ends at {ptr[-1]} but the DMatrix has {labels.size} rows.")
+    w = dm.get_weight()
+    weights = query_weights(w if np.asarray(w).size else None, ptr, "DMatrix weight")
+    return DatasetInfo(labels, ptr, weights, "xgboost", None)
+
+
+def _sklearn_info(y_true: Any, weight: Any, group: Any) -> DatasetInfo:
+    labels = np.asarray(y_true, dtype=np.float64).reshape(-1)
+    if group is None:
+        raise ValueError(
+            "This objective was called as f(y_true, y_pred) without query groups. That happens with "
+            "xgboost's sklearn wrappers (use stochrank.xgboost.XGBRanker or xgb.train) or with a callable "
+            "LightGBM does not pass 'group' to. Use lightgbm.LGBMRanker(objective=...) with "
+            "fit(X, y, group=sizes), or lgb.train / xgb.train with a grouped Dataset / DMatrix."
+        )
+    offsets = offsets_from_sizes(group, labels.size, "group")
+    return DatasetInfo(labels, offsets, query_weights(weight, offsets, "weight"), "lightgbm-sklearn", None)
+
+
+class DatasetCache:
+    """Per-dataset facts, keyed weakly so a cache never keeps a Dataset/DMatrix alive."""
+
+    def __init__(self) -> None:
+        self._by_key: weakref.WeakKeyDictionary[Any, DatasetInfo] = weakref.WeakKeyDictionary()
+
+    def __len__(self) -> int:
+        return len(self._by_key)
+
+    def clear(self) -> None:
+        self._by_key = weakref.WeakKeyDictionary()
+
+    def unpack(self, a: Any, b: Any, weight: Any = None, group: Any = None) -> BoosterCall:
+        """Normalise ``(preds, Dataset)``, ``(preds, DMatrix)`` or ``(y_true, y_pred, weight, group)``."""
+        if _is_xgb_dmatrix(b):
+            key, make, raw = b, (lambda: _xgb_info(b)), a
+        elif _is_lgb_dataset(b):
+            key, make, raw = b, (lambda: _lgb_info(b)), a
+        else:
+            # LGBMRanker passes the Dataset's own label array on every call: use it as the key.
+            key = a if isinstance(a, np.ndarray) else None
+            make, raw = (lambda: _sklearn_info(a, weight, group)), b
+        info = self._by_key.get(key) if key is not None else None
+        if info is None:
+            info = make()
+            if key is not None:
+                self._by_key[key] = info
+        n = info.labels.size
+        preds = np.asarray(raw)
+        if preds.ndim == 2 and preds.shape[1] == 1:
+            preds = preds[:, 0]
+        if preds.ndim != 1:
+            raise ValueError(
+                f"stochrank objectives produce one score per document; got predictions of shape "
+                f"{preds.shape}. Do not set num_class / num_target / multi_strategy with a ranking objective."
+            )
+        preds = check_scores(preds.astype(np.float64, copy=False), n, "predictions")
+        return BoosterCall(preds, info)
+
+
+def unpack_call(a: Any, b: Any, weight: Any = None, group: Any = None) -> BoosterCall:
+    """Uncached :meth:`DatasetCache.unpack` (for one-off evaluation)."""
+    return DatasetCache().unpack(a, b, weight, group)

@@ -1,0 +1,25 @@
+"""Numba kernels: pure math on flat arrays with query offsets. No booster imports here."""
+
+from .ccs import ccs_query
+from .lso import lso_query
+from .stochastic_rank import (
+    KIND_FILTERED,
+    KIND_LSO,
+    KIND_RANKING,
+    booster_gradients,
+    ideal_dcg,
+    smoothed_gradient,
+    varying_queries,
+)
+
+__all__ = [
+    "KIND_FILTERED",
+    "KIND_LSO",
+    "KIND_RANKING",
+    "booster_gradients",
+    "ccs_query",
+    "ideal_dcg",
+    "lso_query",
+    "smoothed_gradient",
+    "varying_queries",
+]

@@ -1,0 +1,154 @@
+r"""Parallel drivers: StochasticRank gradients for all queries of a dataset.
+
+Per query (``prange`` over queries, each writing only its own rows):
+
+1. relevance shift :math:`a = f - \sigma \mu r` (Section 4.3: pushes ties towards the pessimistic
+   order, which makes the smoothing consistent with worst-case tie resolution);
+2. ``n_samples`` noise draws from the query's own stream (seed, call, query), each turned into a CCS
+   estimate (:mod:`.ccs`, :mod:`.lso`), averaged;
+3. for translation-invariant metrics the mean is removed (the exact gradient sums to zero);
+4. scale-free acceleration (Section 5.2): :math:`g \leftarrow g - \lambda \langle g, \tilde f \rangle /
+   (\lVert \tilde f \rVert + \nu)^2 \, \tilde f` with :math:`\tilde f` the centred scores (the raw scores
+   for the threshold metrics, which are scale free about the origin, not about the mean);
+5. the per-query metric scale (1/IDCG for NDCG).
+
+:func:`booster_gradients` then turns the ascent direction into what a booster minimises, with query
+weights, SGLB's Langevin noise and the SGLB shrinkage rescaling.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from ._random import PURPOSE_LANGEVIN, PURPOSE_SMOOTHING, fill_normal, stream_state
+from .ccs import ccs_query
+from .lso import lso_query
+
+KIND_RANKING = 0  # cascade metric, translation invariant (DCG, NDCG, ERR, PFound, MRR)
+KIND_FILTERED = 1  # cascade metric below a noise-free threshold document at 0 (CatBoost FilteredDCG)
+KIND_LSO = 2  # DCG-RR: rows in display order, shown when score > 0
+
+
+@njit(cache=True)
+def _query_gradient(f, r, gain, cont, pos_weight, k, kind, sigma, mu, nu, sfa, n_samples, seed, call, qi, out):
+    n = f.size
+    a = f - (sigma * mu) * r
+    if kind == KIND_RANKING:
+        a -= a.mean()
+    acc = np.zeros(n)
+    state = stream_state(seed, call, qi, PURPOSE_SMOOTHING)
+    if kind == KIND_FILTERED:
+        # The threshold is one more document: score 0, no noise, no gain, nothing counts below it.
+        a_ext = np.zeros(n + 1)
+        a_ext[:n] = a
+        g_ext = np.zeros(n + 1)
+        g_ext[:n] = gain
+        c_ext = np.zeros(n + 1)
+        c_ext[:n] = cont
+        z_ext = np.zeros(n + 1)
+        acc_ext = np.zeros(n + 1)
+        z = np.empty(n)
+        for _ in range(n_samples):
+            state = fill_normal(state, z)
+            z_ext[:n] = z
+            ccs_query(a_ext, z_ext, g_ext, c_ext, pos_weight, k, sigma, False, acc_ext)
+        acc[:] = acc_ext[:n]
+    else:
+        z = np.empty(n)
+        for _ in range(n_samples):
+            state = fill_normal(state, z)
+            if kind == KIND_LSO:
+                lso_query(a, z, gain, pos_weight, sigma, acc)
+            else:
+                ccs_query(a, z, gain, cont, pos_weight, k, sigma, True, acc)
+    acc /= n_samples
+    if kind == KIND_RANKING:
+        acc -= acc.mean()
+    if sfa > 0.0 and (n > 2 or kind != KIND_RANKING):
+        radial = f - f.mean() if kind == KIND_RANKING else f.copy()
+        nrm = np.sqrt(np.sum(radial * radial)) + nu
+        acc -= (sfa * np.sum(acc * radial) / (nrm * nrm)) * radial
+    out[:] = acc
+
+
+@njit(cache=True, parallel=True)
+def smoothed_gradient(
+    scores, labels, gain, cont, query_scale, active, offsets, pos_weight, k, kind,
+    sigma, mu, nu, sfa, n_samples, seed, call, out,
+):  # fmt: skip
+    """Ascent direction of the smoothed metric for every document (written to ``out``).
+
+    ``active[q]`` is False for queries whose metric cannot change (one document, or all documents
+    alike); they get exactly zero. ``query_scale[q]`` multiplies the query's metric (1/IDCG for NDCG).
+    """
+    n_queries = offsets.size - 1
+    for qi in prange(n_queries):
+        s = offsets[qi]
+        e = offsets[qi + 1]
+        if not active[qi]:
+            out[s:e] = 0.0
+            continue
+        _query_gradient(
+            scores[s:e], labels[s:e], gain[s:e], cont[s:e], pos_weight, k, kind,
+            sigma, mu, nu, sfa, n_samples, seed, call, qi, out[s:e],
+        )  # fmt: skip
+        out[s:e] *= query_scale[qi]
+
+
+@njit(cache=True, parallel=True)
+def booster_gradients(ascent, offsets, query_weight, langevin_rate, seed, call, inv_scale, grad, hess):
+    r"""Minimisation gradient and Hessian for a booster.
+
+    ``grad = -(w_q \, g + c \sqrt{w_q}\, \xi) \cdot inv\_scale``, ``hess = w_q``: a unit Hessian per unit
+    weight (see the objective's docs), Langevin noise :math:`c \xi`, :math:`\xi \sim N(0, 1)` from the
+    query's own stream when ``langevin_rate`` c > 0 (its variance grows with the weight, as the
+    preconditioner does), and ``inv_scale`` the SGLB rescaling 1/C_t.
+    """
+    n_queries = offsets.size - 1
+    for qi in prange(n_queries):
+        s = offsets[qi]
+        e = offsets[qi + 1]
+        w = query_weight[qi]
+        for i in range(s, e):
+            grad[i] = -w * ascent[i] * inv_scale
+            hess[i] = w
+        if langevin_rate > 0.0 and w > 0.0:
+            xi = np.empty(e - s)
+            fill_normal(stream_state(seed, call, qi, PURPOSE_LANGEVIN), xi)
+            c = langevin_rate * np.sqrt(w) * inv_scale
+            for i in range(s, e):
+                grad[i] -= c * xi[i - s]
+
+
+@njit(cache=True, parallel=True)
+def ideal_dcg(gain, offsets, pos_weight, k):
+    """Per-query ideal DCG@k: gains sorted decreasingly against the position weights."""
+    n_queries = offsets.size - 1
+    out = np.zeros(n_queries)
+    for qi in prange(n_queries):
+        g = -np.sort(-gain[offsets[qi] : offsets[qi + 1]])
+        n = g.size
+        K = n if (k <= 0 or k > n) else k
+        total = 0.0
+        for p in range(K):
+            total += pos_weight[p] * g[p]
+        out[qi] = total
+    return out
+
+
+@njit(cache=True, parallel=True)
+def varying_queries(gain, cont, offsets, min_size):
+    """True for queries with at least ``min_size`` documents that differ in gain or continuation."""
+    n_queries = offsets.size - 1
+    out = np.zeros(n_queries, dtype=np.bool_)
+    for qi in prange(n_queries):
+        s = offsets[qi]
+        e = offsets[qi + 1]
+        if e - s < min_size:
+            continue
+        for i in range(s + 1, e):
+            if gain[i] != gain[s] or cont[i] != cont[s]:
+                out[qi] = True
+                break
+    return out
