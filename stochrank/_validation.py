@@ -162,7 +162,7 @@ def offsets_from_qid(qid: Any, name: str = "qid") -> np.ndarray:
     starts = q[offsets[:-1]]
     if np.unique(starts).size != starts.size:
         _, counts = np.unique(starts, return_counts=True)
-        dup = np.unique(starts)[counts > 1][0]
+        dup = np.unique(starts)[counts > 1][0].item()
         raise ValueError(
             f"The rows of query {dup!r} in '{name}' are not contiguous: a query's documents must be adjacent. "
             f"Reorder the rows, e.g. order = np.argsort({name}, kind='stable'); X, y, {name} = X[order], "

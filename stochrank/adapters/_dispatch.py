@@ -106,12 +106,24 @@ class DatasetCache:
 
     def __init__(self) -> None:
         self._by_key: weakref.WeakKeyDictionary[Any, DatasetInfo] = weakref.WeakKeyDictionary()
+        # NumPy arrays are weak-referenceable but not hashable: key them by id, check identity on lookup.
+        self._by_array: dict[int, tuple[weakref.ref[np.ndarray], DatasetInfo]] = {}
 
     def __len__(self) -> int:
-        return len(self._by_key)
+        return len(self._by_key) + sum(ref() is not None for ref, _ in self._by_array.values())
 
-    def clear(self) -> None:
-        self._by_key = weakref.WeakKeyDictionary()
+    def _get(self, key: Any) -> DatasetInfo | None:
+        if not isinstance(key, np.ndarray):
+            return self._by_key.get(key)
+        entry = self._by_array.get(id(key))
+        return entry[1] if entry is not None and entry[0]() is key else None
+
+    def _put(self, key: Any, info: DatasetInfo) -> None:
+        if not isinstance(key, np.ndarray):
+            self._by_key[key] = info
+            return
+        self._by_array = {i: e for i, e in self._by_array.items() if e[0]() is not None}
+        self._by_array[id(key)] = (weakref.ref(key), info)
 
     def unpack(self, a: Any, b: Any, weight: Any = None, group: Any = None) -> BoosterCall:
         """Normalise ``(preds, Dataset)``, ``(preds, DMatrix)`` or ``(y_true, y_pred, weight, group)``."""
@@ -123,11 +135,11 @@ class DatasetCache:
             # LGBMRanker passes the Dataset's own label array on every call: use it as the key.
             key = a if isinstance(a, np.ndarray) else None
             make, raw = (lambda: _sklearn_info(a, weight, group)), b
-        info = self._by_key.get(key) if key is not None else None
+        info = self._get(key) if key is not None else None
         if info is None:
             info = make()
             if key is not None:
-                self._by_key[key] = info
+                self._put(key, info)
         n = info.labels.size
         preds = np.asarray(raw)
         if preds.ndim == 2 and preds.shape[1] == 1:

@@ -8,6 +8,7 @@ from .stochastic_rank import (
     KIND_RANKING,
     booster_gradients,
     ideal_dcg,
+    langevin_noise,
     smoothed_gradient,
     varying_queries,
 )
@@ -19,6 +20,7 @@ __all__ = [
     "booster_gradients",
     "ccs_query",
     "ideal_dcg",
+    "langevin_noise",
     "lso_query",
     "smoothed_gradient",
     "varying_queries",

@@ -97,28 +97,31 @@ def smoothed_gradient(
 
 
 @njit(cache=True, parallel=True)
-def booster_gradients(ascent, offsets, query_weight, langevin_rate, seed, call, inv_scale, grad, hess):
+def langevin_noise(offsets, seed, call):
+    """Standard normal noise per document for SGLB, from each query's own stream (seed, call, query)."""
+    n_queries = offsets.size - 1
+    out = np.empty(offsets[-1])
+    for qi in prange(n_queries):
+        fill_normal(stream_state(seed, call, qi, PURPOSE_LANGEVIN), out[offsets[qi] : offsets[qi + 1]])
+    return out
+
+
+@njit(cache=True, parallel=True)
+def booster_gradients(ascent, offsets, query_weight, noise, langevin_rate, inv_scale, grad, hess):
     r"""Minimisation gradient and Hessian for a booster.
 
-    ``grad = -(w_q \, g + c \sqrt{w_q}\, \xi) \cdot inv\_scale``, ``hess = w_q``: a unit Hessian per unit
-    weight (see the objective's docs), Langevin noise :math:`c \xi`, :math:`\xi \sim N(0, 1)` from the
-    query's own stream when ``langevin_rate`` c > 0 (its variance grows with the weight, as the
-    preconditioner does), and ``inv_scale`` the SGLB rescaling 1/C_t.
+    ``grad = -(w_q \, g + c \sqrt{w_q}\, \xi) \cdot inv\_scale`` and ``hess = w_q``: a unit Hessian per
+    unit weight (see the objective's docs), Langevin noise :math:`c\,\xi` (its variance grows with the
+    weight, as the preconditioner does; pass ``langevin_rate = 0`` for none) and ``inv_scale`` the SGLB
+    rescaling 1/C_t.
     """
     n_queries = offsets.size - 1
     for qi in prange(n_queries):
-        s = offsets[qi]
-        e = offsets[qi + 1]
         w = query_weight[qi]
-        for i in range(s, e):
-            grad[i] = -w * ascent[i] * inv_scale
+        c = langevin_rate * np.sqrt(w)
+        for i in range(offsets[qi], offsets[qi + 1]):
+            grad[i] = -(w * ascent[i] + c * noise[i]) * inv_scale
             hess[i] = w
-        if langevin_rate > 0.0 and w > 0.0:
-            xi = np.empty(e - s)
-            fill_normal(stream_state(seed, call, qi, PURPOSE_LANGEVIN), xi)
-            c = langevin_rate * np.sqrt(w) * inv_scale
-            for i in range(s, e):
-                grad[i] -= c * xi[i - s]
 
 
 @njit(cache=True, parallel=True)

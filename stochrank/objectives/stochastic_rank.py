@@ -56,6 +56,7 @@ from ..kernels import (
     KIND_RANKING,
     booster_gradients,
     ideal_dcg,
+    langevin_noise,
     smoothed_gradient,
     varying_queries,
 )
@@ -284,10 +285,12 @@ class StochasticRankObjective:
         weights = info.weights if info.weights is not None else np.ones(info.offsets.size - 1)
         grad = np.empty(preds.size)
         hess = np.empty(preds.size)
-        rate = sglb.noise_rate(state["lr"]) if sglb is not None else 0.0
-        run_parallel(
-            booster_gradients, ascent, info.offsets, weights, rate, self._config["seed"], call, 1.0 / scale, grad, hess
-        )
+        if sglb is not None:
+            rate = sglb.noise_rate(state["lr"])
+            noise = run_parallel(langevin_noise, info.offsets, self._config["seed"], call)
+        else:
+            rate, noise = 0.0, ascent  # any array: multiplied by a zero rate
+        run_parallel(booster_gradients, ascent, info.offsets, weights, noise, rate, 1.0 / scale, grad, hess)
         state["call"] = call + 1
         return grad, hess
 

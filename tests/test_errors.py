@@ -1,0 +1,142 @@
+"""Bad input gets a clear error naming the argument and the fix — never a silent NaN or a wrong number."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import lightgbm as lgb
+import numpy as np
+import pytest
+import xgboost as xgb
+
+import stochrank
+
+from .test_boosters import make_queries
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_queries(n_queries=20)
+
+
+def test_lengths_and_groups(data):
+    X, y, sizes, _ = data
+    obj = stochrank.ndcg(k=5)
+    with pytest.raises(ValueError, match="'scores' has 10 entries but there are"):
+        obj.gradient(np.zeros(10), y, sizes)
+    with pytest.raises(ValueError, match="sums to .* documents but there are .* rows"):
+        obj.gradient(np.zeros(y.size), y, sizes[:-1])
+    with pytest.raises(ValueError, match="positive integer query sizes"):
+        obj.gradient(np.zeros(y.size), y, np.r_[sizes[:-1], 0.5])
+    with pytest.raises(ValueError, match="'group' is required"):
+        obj.gradient(np.zeros(y.size), y, None)
+    with pytest.raises(ValueError, match="query 1 .* not contiguous.*argsort"):
+        stochrank.group_sizes([1, 1, 2, 2, 1])
+    np.testing.assert_array_equal(stochrank.group_sizes([7, 7, 3, 5, 5, 5]), [2, 1, 3])
+
+
+def test_nan_and_inf_scores(data):
+    X, y, sizes, _ = data
+    obj = stochrank.ndcg(k=5)
+    bad = np.zeros(y.size)
+    bad[3] = np.nan
+    with pytest.raises(ValueError, match="NaN or infinite values .*row 3"):
+        obj(bad, lgb.Dataset(X, y, group=sizes).construct())
+    bad[3] = np.inf
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        obj.gradient(bad, y, sizes)
+
+
+def test_labels_outside_the_metric_range(data):
+    X, y, sizes, _ = data
+    z = np.zeros(y.size)
+    with pytest.raises(ValueError, match="labels in \\[0.0, 1.0\\].*max_grade"):
+        stochrank.err().gradient(z, y, sizes)
+    with pytest.raises(ValueError, match="Raise max_grade"):
+        stochrank.pfound(max_grade=2).gradient(z, y, sizes)
+    with pytest.raises(ValueError, match="labels in \\[0.0, 50.0\\].*gain='linear'"):
+        stochrank.ndcg().gradient(z, y * 100, sizes)
+    with pytest.raises(ValueError, match="labels in \\[0.0"):
+        stochrank.dcg(gain="linear").gradient(z, -y, sizes)
+    with pytest.raises(ValueError, match="NaN or inf"):
+        stochrank.ndcg().gradient(z, np.where(y > 3, np.nan, y), sizes)
+
+
+@pytest.mark.parametrize(
+    "make,match",
+    [
+        (lambda: stochrank.ndcg(k=0), "'k' parameter of stochrank.ndcg must be an int in the range \\[1, inf\\)"),
+        (lambda: stochrank.mrr(k=2.5), "'k' parameter"),
+        (lambda: stochrank.ndcg(sigma=0), "'sigma' parameter .* \\(0.0, inf\\)"),
+        (lambda: stochrank.ndcg(sigma=float("nan")), "'sigma' parameter"),
+        (lambda: stochrank.ndcg(mu=-1), "'mu' parameter"),
+        (lambda: stochrank.ndcg(nu=0), "'nu' parameter"),
+        (lambda: stochrank.ndcg(sfa=2), "'sfa' parameter .* \\[0.0, 1.0\\]"),
+        (lambda: stochrank.ndcg(n_samples=0), "'n_samples' parameter"),
+        (lambda: stochrank.ndcg(seed=-1), "'seed' parameter"),
+        (lambda: stochrank.ndcg(gain="Exp"), "'gain' parameter .* one of 'exp', 'linear'"),
+        (lambda: stochrank.pfound(decay=1.5), "'decay' parameter"),
+        (lambda: stochrank.err(max_grade=0), "'max_grade' parameter"),
+        (lambda: stochrank.lso(order="rows"), "'order' parameter"),
+        (lambda: stochrank.ndcg(sglb={"temperature": 1}), "must be stochrank.SGLB"),
+    ],
+)
+def test_parameter_errors_name_the_parameter(make, match):
+    with pytest.raises(ValueError if "SGLB" not in match else TypeError, match=match):
+        make()
+
+
+def test_unknown_parameter_names_are_rejected_with_a_suggestion():
+    with pytest.raises(TypeError, match="'num_estimations' \\(use 'n_samples'\\)"):
+        stochrank.ndcg(k=5, num_estimations=10)
+    with pytest.raises(TypeError, match="'top' \\(use 'k'\\)"):
+        stochrank.err(top=5)
+    with pytest.raises(TypeError, match="unknown parameter\\(s\\) 'sigmaa'"):
+        stochrank.mrr(sigmaa=1.0)
+    with pytest.raises(TypeError, match="'mu'"):
+        stochrank.lso(mu=1.0)  # LSO has no relevance shift
+
+
+def test_calls_without_groups_explain_the_fix(data):
+    X, y, sizes, _ = data
+    obj = stochrank.ndcg(k=5)
+    # The LGBMRanker *args trap (LightGBM #7018): a *args wrapper is called without `group`.
+    wrapped = lgb.LGBMRanker(objective=lambda *args, **kwargs: obj(*args, **kwargs), n_estimators=2, verbose=-1)
+    with pytest.raises(ValueError, match="without query groups.*LGBMRanker"):
+        wrapped.fit(X, y, group=sizes)
+    with pytest.raises(ValueError, match="stochrank.xgboost.XGBRanker"):
+        xgb.XGBRegressor(objective=obj, n_estimators=2).fit(X, y)
+    with pytest.raises(ValueError, match="has no query groups"):
+        obj(np.zeros(y.size), lgb.Dataset(X, y).construct())
+    with pytest.raises(ValueError, match="num_class"):
+        obj(np.zeros((y.size, 2)), lgb.Dataset(X, y, group=sizes).construct())
+
+
+def test_workqueue_threading_layer_survives_concurrent_fits():
+    """Numba's workqueue layer aborts the process on concurrent kernel launches; stochrank serialises them."""
+    script = textwrap.dedent(
+        """
+        import threading, numba, numpy as np, lightgbm as lgb, stochrank
+        rng = np.random.default_rng(0)
+        sizes = np.full(400, 50); n = int(sizes.sum())
+        X = rng.normal(size=(n, 5)); y = rng.integers(0, 3, n).astype(float)
+        errors = []
+        def fit(seed):
+            try:
+                lgb.train({"objective": stochrank.ndcg(k=10, seed=seed), "verbose": -1, "num_threads": 1},
+                          lgb.Dataset(X, y, group=sizes), 15)
+            except Exception as exc:  # pragma: no cover - reported below
+                errors.append(exc)
+        threads = [threading.Thread(target=fit, args=(s,)) for s in range(4)]
+        [t.start() for t in threads]; [t.join() for t in threads]
+        assert not errors, errors
+        print(numba.threading_layer())
+        """
+    )
+    env = {**os.environ, "NUMBA_THREADING_LAYER": "workqueue", "NUMBA_NUM_THREADS": "2"}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().endswith("workqueue")
