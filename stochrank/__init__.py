@@ -8,21 +8,11 @@ shift, scale-free acceleration and SGLB.
 >>> booster = lgb.train({"objective": stochrank.ndcg(k=5)}, train_set)  # doctest: +SKIP
 """
 
-from ._validation import offsets_from_qid
+from . import metrics
+from .metrics import group_sizes
 from .objectives import SGLB, StochasticRankObjective, dcg, err, lso, mrr, ndcg, pfound
 
 __version__ = "0.1.0"
-
-
-def group_sizes(qid):  # noqa: ANN001, ANN201 - re-documented below
-    """Query sizes (documents per query, in row order) from one query id per row.
-
-    Rows of a query must be adjacent (they need not be sorted); otherwise a ValueError says how to
-    reorder them.
-    """
-    import numpy as np
-
-    return np.diff(offsets_from_qid(qid))
 
 
 __all__ = [
@@ -32,6 +22,7 @@ __all__ = [
     "err",
     "group_sizes",
     "lso",
+    "metrics",
     "mrr",
     "ndcg",
     "pfound",

@@ -12,7 +12,12 @@ from typing import Any
 
 import numpy as np
 
+# Largest label fed to an exponential gain 2**r - 1: exact in float64 up to 2**50; a larger grade is
+# almost surely a units mistake (raw scores or counts passed as relevance).
+MAX_EXP_LABEL = 50.0
+
 __all__ = [
+    "MAX_EXP_LABEL",
     "check_choice",
     "check_int",
     "check_real",

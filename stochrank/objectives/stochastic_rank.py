@@ -41,7 +41,9 @@ from typing import Any, Callable, Literal
 
 import numpy as np
 
+from .._parallel import run_parallel
 from .._validation import (
+    MAX_EXP_LABEL,
     check_choice,
     check_int,
     check_labels,
@@ -60,12 +62,10 @@ from ..kernels import (
     smoothed_gradient,
     varying_queries,
 )
-from ._parallel import run_parallel
 from .sglb import SGLB
 
 __all__ = ["StochasticRankObjective", "ndcg", "dcg", "err", "pfound", "mrr", "lso"]
 
-_MAX_EXP_LABEL = 50.0  # 2**50 - 1 is still exact in float64; beyond that exp gain is meaningless
 _SEED_LIMIT = 2**63
 
 # Names people bring from CatBoost's loss string, with the stochrank name to use instead.
@@ -193,7 +193,7 @@ class StochasticRankObjective:
         owner = f"stochrank.{self._metric}"
         if self._config["gain"] == "exp":
             check_labels(
-                labels, None, owner, low=0.0, high=_MAX_EXP_LABEL,
+                labels, None, owner, low=0.0, high=MAX_EXP_LABEL,
                 hint="gain='exp' uses 2**label - 1; use gain='linear' for large or real-valued relevance.",
             )  # fmt: skip
             return np.exp2(labels) - 1.0
@@ -224,12 +224,12 @@ class StochasticRankObjective:
             gain, cont = self._gains(labels), ones
             pos_weight = _position_weights(self._config["discount"], max_n + 3, k)
         if self._kind == KIND_RANKING:
-            active = run_parallel(varying_queries, gain, cont, offsets, 2)
+            active = run_parallel(varying_queries, labels.size, gain, cont, offsets, 2)
         else:
             active = np.maximum.reduceat(gain > 0, offsets[:-1]) if labels.size else np.zeros(0, bool)
         scale = np.ones(sizes.size)
         if metric == "ndcg":
-            idcg = run_parallel(ideal_dcg, gain, offsets, pos_weight, -1 if k is None else k)
+            idcg = run_parallel(ideal_dcg, labels.size, gain, offsets, pos_weight, -1 if k is None else k)
             nonzero = idcg > 0
             scale[nonzero] = 1.0 / idcg[nonzero]
             active &= nonzero
@@ -242,6 +242,7 @@ class StochasticRankObjective:
         out = np.empty(scores.size)
         run_parallel(
             smoothed_gradient,
+            scores.size,
             scores, labels, enc.gain, enc.cont, enc.query_scale, enc.active, offsets, enc.pos_weight,
             -1 if k is None else k, self._kind, c["sigma"], c.get("mu", 0.0), c["nu"], c["sfa"],
             c["n_samples"], c["seed"], call, out,
@@ -287,10 +288,10 @@ class StochasticRankObjective:
         hess = np.empty(preds.size)
         if sglb is not None:
             rate = sglb.noise_rate(state["lr"])
-            noise = run_parallel(langevin_noise, info.offsets, self._config["seed"], call)
+            noise = run_parallel(langevin_noise, preds.size, info.offsets, self._config["seed"], call)
         else:
             rate, noise = 0.0, ascent  # any array: multiplied by a zero rate
-        run_parallel(booster_gradients, ascent, info.offsets, weights, noise, rate, 1.0 / scale, grad, hess)
+        run_parallel(booster_gradients, preds.size, ascent, info.offsets, weights, noise, rate, 1.0 / scale, grad, hess)
         state["call"] = call + 1
         return grad, hess
 
@@ -500,7 +501,7 @@ def err(
     """
     owner = "stochrank.err"
     cfg = _common(owner, k, sigma, nu, sfa, n_samples, seed, sglb)
-    cfg["max_grade"] = None if max_grade is None else check_real(max_grade, "max_grade", owner, low=0.0, low_open=True)
+    cfg["max_grade"] = None if max_grade is None else check_real(max_grade, "max_grade", owner, low=0.0, high=MAX_EXP_LABEL, low_open=True)
     cfg["mu"] = check_real(mu, "mu", owner, low=0.0)
     return StochasticRankObjective("err", **cfg)
 
@@ -537,7 +538,7 @@ def pfound(
     owner = "stochrank.pfound"
     cfg = _common(owner, k, sigma, nu, sfa, n_samples, seed, sglb)
     cfg["decay"] = check_real(decay, "decay", owner, low=0.0, high=1.0)
-    cfg["max_grade"] = None if max_grade is None else check_real(max_grade, "max_grade", owner, low=0.0, low_open=True)
+    cfg["max_grade"] = None if max_grade is None else check_real(max_grade, "max_grade", owner, low=0.0, high=MAX_EXP_LABEL, low_open=True)
     cfg["mu"] = check_real(mu, "mu", owner, low=0.0)
     return StochasticRankObjective("pfound", **cfg)
 

@@ -1,10 +1,14 @@
-"""Run a ``parallel=True`` kernel safely whatever Numba threading layer is active.
+"""Run a ``parallel=True`` kernel safely and cheaply whatever Numba threading layer is active.
 
 Boosters call objectives from the thread that called ``train``/``fit`` and release the GIL while
 they build trees, so two fits in two Python threads can call kernels at the same time. Numba's
 ``omp`` and ``tbb`` layers handle that; its ``workqueue`` fallback (used when neither is available)
 aborts the whole process on concurrent entry ("Concurrent access has been detected"). Under
 ``workqueue`` (or before the layer is known) kernel launches are serialised by one lock.
+
+Small inputs run on the calling thread alone: below a few ten thousand documents a parallel launch
+costs more than the work, and on a loaded machine (or right after a booster's OpenMP threads, which
+spin for a while) it can wait milliseconds for a free core.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import numba
 
 _LOCK = threading.Lock()
 _layer: str | None = None
+PARALLEL_MIN_ROWS = 20_000
 
 
 def threading_layer() -> str | None:
@@ -29,8 +34,19 @@ def threading_layer() -> str | None:
     return _layer
 
 
-def run_parallel(kernel: Callable[..., Any], *args: Any) -> Any:
-    """Call ``kernel(*args)``, holding a process-wide lock when the layer is not thread safe."""
+def run_parallel(kernel: Callable[..., Any], n_rows: int, *args: Any) -> Any:
+    """Call ``kernel(*args)`` over ``n_rows`` documents: one thread when small, locked when unsafe."""
+    if n_rows < PARALLEL_MIN_ROWS:
+        previous = numba.get_num_threads()  # thread-local in Numba: other threads are unaffected
+        numba.set_num_threads(1)
+        try:
+            return _launch(kernel, args)
+        finally:
+            numba.set_num_threads(previous)
+    return _launch(kernel, args)
+
+
+def _launch(kernel: Callable[..., Any], args: tuple[Any, ...]) -> Any:
     if threading_layer() in ("omp", "tbb"):
         return kernel(*args)
     with _LOCK:

@@ -1,0 +1,153 @@
+"""Ranking metrics as booster evaluation callables (LightGBM ``feval``, XGBoost ``custom_metric``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from inspect import signature
+from typing import Any
+
+import numpy as np
+
+from .._validation import check_choice
+from ..adapters._dispatch import DatasetCache
+from ._cascade import err, mrr, pfound
+from ._dcg import dcg, ndcg
+from ._precision import map, precision
+
+__all__ = ["BoosterMetric", "feval"]
+
+METRICS: dict[str, Callable[..., Any]] = {
+    "ndcg": ndcg,
+    "dcg": dcg,
+    "err": err,
+    "pfound": pfound,
+    "mrr": mrr,
+    "map": map,
+    "precision": precision,
+}
+# Arguments a booster supplies (data, weights) or that BoosterMetric fixes itself.
+_NOT_CONVENTIONS = frozenset({"labels", "scores", "group", "k", "weight", "per_query"})
+
+
+class BoosterMetric:
+    """A stochrank metric in the calling conventions of LightGBM and XGBoost (higher is better).
+
+    Create it with :func:`feval`. The object holds only its configuration and a weak per-dataset
+    cache, so it pickles and deep-copies (the cache is rebuilt empty).
+
+    Parameters
+    ----------
+    metric : {"ndcg", "dcg", "err", "pfound", "mrr", "map", "precision"}
+        Which metric of :mod:`stochrank.metrics` to report.
+    k : int >= 1 or None
+        Cutoff passed to the metric (None: whole list; not allowed for ``"precision"``).
+    conventions : dict
+        Further keyword arguments of the metric (``gain``, ``ties``, ``empty``, ...).
+
+    Attributes
+    ----------
+    name : str
+        ``"<metric>@<k>"``, or ``"<metric>"`` when ``k`` is None: the name boosters log.
+    """
+
+    def __init__(self, metric: str, k: int | None, conventions: dict[str, Any]) -> None:
+        metric = check_choice(metric, "metric", "stochrank.metrics.feval", tuple(METRICS))
+        fn = METRICS[metric]
+        accepted = sorted(set(signature(fn).parameters) - _NOT_CONVENTIONS)
+        unknown = sorted(set(conventions) - set(accepted))
+        if unknown:
+            raise TypeError(
+                f"feval({metric!r}) got unknown convention(s) {unknown}; {metric} accepts {accepted}. "
+                "The data, weights and query groups come from the booster's dataset."
+            )
+        # Validate every setting now, on a one-document query, rather than at the first boosting round.
+        fn(np.zeros(1), np.zeros(1), [1], k=k, **conventions)
+        self.metric = metric
+        self.k = k
+        self.conventions = dict(conventions)
+        self._cache = DatasetCache()
+
+    @property
+    def name(self) -> str:
+        return self.metric if self.k is None else f"{self.metric}@{self.k}"
+
+    def __call__(
+        self, a: Any, b: Any, weight: Any = None, group: Any = None
+    ) -> tuple[str, float, bool] | tuple[str, float]:
+        """Evaluate on one dataset; the call form decides the return form.
+
+        Parameters
+        ----------
+        a, b : array-like and Dataset / DMatrix / array-like
+            ``(preds, lgb.Dataset)`` from ``lgb.train(feval=...)``, ``(preds, xgb.DMatrix)`` from
+            ``xgb.train(custom_metric=...)``, or ``(y_true, y_pred)`` from
+            ``LGBMRanker.fit(eval_metric=...)``, which also passes ``weight`` and ``group``.
+        weight, group : array-like or None
+            Row weights and query sizes of the LGBMRanker call form; unused otherwise.
+
+        Returns
+        -------
+        tuple
+            ``(name, value, True)`` for LightGBM (``True``: higher is better), ``(name, value)``
+            for XGBoost, which takes the direction from ``xgb.train(maximize=True)`` instead.
+            The dataset's query weights are applied.
+        """
+        call = self._cache.unpack(a, b, weight, group)
+        info = call.info
+        value = METRICS[self.metric](
+            info.labels, call.preds, np.diff(info.offsets), k=self.k, weight=info.weights, **self.conventions
+        )
+        if info.library == "xgboost":
+            return self.name, value
+        return self.name, value, True
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The cache holds weak references to live datasets: not picklable, and meaningless elsewhere.
+        return {"metric": self.metric, "k": self.k, "conventions": self.conventions}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._cache = DatasetCache()
+
+    def __repr__(self) -> str:
+        extra = "".join(f", {key}={value!r}" for key, value in sorted(self.conventions.items()))
+        return f"feval({self.metric!r}, k={self.k!r}{extra})"
+
+
+def feval(metric: str = "ndcg", *, k: int | None = 5, **conventions: Any) -> BoosterMetric:
+    """A metric callable for booster evaluation and early stopping.
+
+    Parameters
+    ----------
+    metric : {"ndcg", "dcg", "err", "pfound", "mrr", "map", "precision"}, default "ndcg"
+        The :mod:`stochrank.metrics` function to report.
+    k : int >= 1 or None, default 5
+        Cutoff; None scores whole lists.
+    **conventions
+        Keyword arguments of that metric, e.g. ``gain="linear"``, ``ties="input"``,
+        ``empty="skip"``; unknown names raise ``TypeError``.
+
+    Returns
+    -------
+    BoosterMetric
+        Callable as ``m(preds, lgb.Dataset)``, ``m(preds, xgb.DMatrix)`` and
+        ``m(y_true, y_pred, weight, group)``; it reports ``(name, value, True)`` to LightGBM and
+        ``(name, value)`` to XGBoost, with the dataset's query weights applied.
+
+    Notes
+    -----
+    - ``lgb.train(params, train_set, valid_sets=[valid], feval=m, callbacks=[lgb.early_stopping(5)])``:
+      set ``params["metric"] = "None"`` to stop on this metric alone.
+    - ``LGBMRanker().fit(X, y, group=g, eval_set=[(Xv, yv)], eval_group=[gv], eval_metric=m)``: LightGBM
+      sees four parameters and passes ``group``.
+    - ``xgb.train(params, dtrain, evals=[(dvalid, "v")], custom_metric=m, maximize=True,
+      early_stopping_rounds=5)``: XGBoost minimises custom metrics unless ``maximize=True``; also set
+      ``params["disable_default_eval_metric"] = 1`` so that early stopping watches this metric.
+
+    Examples
+    --------
+    >>> from stochrank.metrics import feval
+    >>> feval("ndcg", k=10, ties="input").name
+    'ndcg@10'
+    """
+    return BoosterMetric(metric, k, conventions)
