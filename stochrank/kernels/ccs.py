@@ -41,9 +41,9 @@ special branch, unlike CatBoost's).
 the estimate conditions on the others' noise *relative to their mean*, which integrates d's noise and
 the common shift at once: :math:`m_d = a_d + \sigma \bar z_{\setminus d}` and
 :math:`\sigma_d = \sigma \sqrt{n/(n-1)}`. This is CatBoost's estimator with one deliberate difference:
-CatBoost adds the unscaled noise mean (:math:`\bar z`, not :math:`\sigma \bar z`), which is exact only for
-:math:`\sigma = 1`. With the virtual document the metric is not translation invariant and
-:math:`m_d = a_d`, :math:`\sigma_d = \sigma`.
+CatBoost uses :math:`m_d = a_d + (\sum_j z_j - \sigma z_d)/(n-1)` (the noise sum unscaled), which equals
+ours only for :math:`\sigma = 1` and is biased otherwise. With the virtual document the metric is not
+translation invariant and :math:`m_d = a_d`, :math:`\sigma_d = \sigma`.
 
 **Cost.** Only positions 0..T matter, T = min(k-1, first position whose c is 0). A document below T
 needs T+1 densities, one above it at most k+1, plus an O(n) selection of the top k+1: O(n (k + 1))

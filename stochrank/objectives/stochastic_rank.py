@@ -498,6 +498,14 @@ def err(
     {common}
     mu : float, default 0.0
         Relevance shift, as in :func:`ndcg` (applied to the raw label).
+
+    Notes
+    -----
+    Deliberately not CatBoost's ``StochasticRank:metric=ERR``: CatBoost's closed-form ERR difference for
+    moving a document down carries a spurious factor (p'+2)/(p'+1), and with ``top`` < n it subtracts the
+    document pushed out of the top with the wrong weight, so its Der1 is not the gradient of smoothed ERR
+    (``tests/test_catboost_parity.py`` shows both, against re-evaluating the metric). stochrank's
+    differences are exact (tested against brute force).
     """
     owner = "stochrank.err"
     cfg = _common(owner, k, sigma, nu, sfa, n_samples, seed, sglb)
@@ -534,6 +542,12 @@ def pfound(
     {common}
     mu : float, default 0.0
         Relevance shift, as in :func:`ndcg`.
+
+    Notes
+    -----
+    Matches CatBoost's ``StochasticRank:metric=PFound`` except with ``top`` < n and labels exactly 1, where
+    CatBoost's difference formula misses the document that moves up into the top (see
+    ``tests/test_catboost_parity.py``); stochrank's is exact.
     """
     owner = "stochrank.pfound"
     cfg = _common(owner, k, sigma, nu, sfa, n_samples, seed, sglb)
@@ -570,6 +584,11 @@ def mrr(
     {common}
     mu : float, default 0.0
         Relevance shift, as in :func:`ndcg`.
+
+    Notes
+    -----
+    CatBoost's ``StochasticRank:metric=MRR;top=K`` ignores the cut-off in its metric differences (it is
+    the gradient of full-list MRR); ``mrr(k=K)`` is the gradient of smoothed MRR@K.
     """
     owner = "stochrank.mrr"
     cfg = _common(owner, k, sigma, nu, sfa, n_samples, seed, sglb)
