@@ -627,8 +627,9 @@ def lso(
 
     LSO is not translation invariant (the threshold is absolute), so there is no relevance shift ``mu``
     (any smoothing is consistent for LSO, paper App. B.4), no mean removal, and SFA (off by default, as
-    CatBoost's ``lambda=0`` for FilteredDCG) projects on the raw scores (LSO is scale free about 0).
-    With XGBoost train with ``base_score=0``.
+    CatBoost's ``lambda=0`` for FilteredDCG) projects on the raw scores (LSO is scale free about 0), for
+    any query size. A one-document query is not constant here (show it or not), so it gets a gradient
+    unless its gain is 0. With XGBoost train with ``base_score=0``.
 
     Parameters
     ----------
