@@ -112,3 +112,11 @@ def test_sglb_parameter_checks_match_catboost():
         stochrank.SGLB(shrink_rate=1.0, shrink_mode="decreasing")
     with pytest.raises(ValueError, match="shrink_mode"):
         stochrank.SGLB(shrink_mode="Constant")
+
+
+def test_sglb_stops_clearly_before_the_rescaled_model_leaves_float32():
+    X, y, sizes = make_data(n_queries=20)
+    obj = stochrank.ndcg(k=3, sglb=stochrank.SGLB(temperature=1e3, shrink_rate=0.9))
+    params = {"objective": obj, "learning_rate": 1.0, "verbose": -1, "num_threads": 1}
+    with pytest.raises(ValueError, match="overflow float32.*smaller shrink_rate"):
+        lgb.train(params, lgb.Dataset(X, y, group=sizes), 40)  # 0.1**25 < 1e-25

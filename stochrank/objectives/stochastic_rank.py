@@ -67,6 +67,9 @@ from .sglb import SGLB
 __all__ = ["StochasticRankObjective", "ndcg", "dcg", "err", "pfound", "mrr", "lso"]
 
 _SEED_LIMIT = 2**63
+# Below this SGLB scale the booster's unshrunk model (and the gradients handed to it, divided by the
+# scale) would leave float32, which both boosters use for gradients and XGBoost for margins.
+_MIN_SGLB_SCALE = 1e-25
 
 # Names people bring from CatBoost's loss string, with the stochrank name to use instead.
 _CATBOOST_NAMES = {
@@ -280,6 +283,13 @@ class StochasticRankObjective:
         sglb: SGLB | None = self._config.get("sglb")
         if sglb is not None:
             state["scale"] *= sglb.shrink(call, state["lr"])
+            if state["scale"] < _MIN_SGLB_SCALE:
+                raise ValueError(
+                    f"SGLB shrinkage has scaled the model by {state['scale']:.3g} after {call} iterations. "
+                    "LightGBM and XGBoost keep the unshrunk model F/C_t, whose gradients and scores would now "
+                    "overflow float32. Use fewer iterations, a smaller shrink_rate (rate * learning_rate * "
+                    "iterations must stay below ~57), or shrink_mode='decreasing'."
+                )
         scale = state["scale"]
         enc: _Encoding = state["encoding"]
         ascent = self._ascent(preds * scale if scale != 1.0 else preds, info.labels, info.offsets, enc, call)
