@@ -14,7 +14,8 @@ spin for a while) it can wait milliseconds for a free core.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numba
 

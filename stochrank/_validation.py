@@ -18,14 +18,14 @@ MAX_EXP_LABEL = 50.0
 
 __all__ = [
     "MAX_EXP_LABEL",
+    "as_float_array",
     "check_choice",
     "check_int",
-    "check_real",
-    "as_float_array",
-    "check_scores",
     "check_labels",
-    "offsets_from_sizes",
+    "check_real",
+    "check_scores",
     "offsets_from_qid",
+    "offsets_from_sizes",
     "query_weights",
 ]
 
@@ -92,7 +92,9 @@ def as_float_array(x: Any, name: str, n: int | None = None) -> np.ndarray:
             "Pass a flat array, e.g. x.ravel()."
         )
     if n is not None and arr.shape[0] != n:
-        raise ValueError(f"'{name}' has {arr.shape[0]} entries but there are {n} documents; pass one per row.")
+        raise ValueError(
+            f"'{name}' has {arr.shape[0]} entries but there are {n} documents; pass one per row."
+        )
     return np.ascontiguousarray(arr)
 
 
@@ -161,7 +163,9 @@ def offsets_from_qid(qid: Any, name: str = "qid") -> np.ndarray:
     """Query boundaries from per-row query ids whose rows are contiguous (not necessarily sorted)."""
     q = np.asarray(qid)
     if q.ndim != 1 or q.size == 0:
-        raise ValueError(f"'{name}' must be a non-empty 1-D array with one query id per row; got shape {q.shape}.")
+        raise ValueError(
+            f"'{name}' must be a non-empty 1-D array with one query id per row; got shape {q.shape}."
+        )
     change = np.flatnonzero(q[1:] != q[:-1]) + 1
     offsets = np.concatenate(([0], change, [q.size])).astype(np.int64)
     starts = q[offsets[:-1]]
@@ -185,7 +189,9 @@ def query_weights(weight: Any, offsets: np.ndarray, name: str = "weight") -> np.
         return None
     n_queries, n_rows = offsets.size - 1, int(offsets[-1])
     if not np.isfinite(w).all() or (w < 0).any():
-        raise ValueError(f"'{name}' must be finite and non-negative; found {w[~(np.isfinite(w) & (w >= 0))][:3]}.")
+        raise ValueError(
+            f"'{name}' must be finite and non-negative; found {w[~(np.isfinite(w) & (w >= 0))][:3]}."
+        )
     if w.size == n_rows and n_rows != n_queries:
         per_query = w[offsets[:-1]]
         varies = np.flatnonzero(np.maximum.reduceat(w, offsets[:-1]) != np.minimum.reduceat(w, offsets[:-1]))

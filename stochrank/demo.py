@@ -11,8 +11,6 @@ import argparse
 import time
 from typing import Any
 
-import numpy as np
-
 import stochrank
 from stochrank.data import RankingSplit, load_mq2008
 
@@ -42,7 +40,10 @@ def _fit(objective: Any, lr: float, train: RankingSplit, vali: RankingSplit, see
 def run(fold: int = 1, seed: int = 0) -> list[dict[str, Any]]:
     """Tune the learning rate on validation for each method; return test metrics per method."""
     train, vali, test = (load_mq2008(fold, s) for s in ("train", "vali", "test"))
-    methods = {"LightGBM lambdarank": lambda: "lambdarank", "stochrank.ndcg(k=5)": lambda: stochrank.ndcg(k=5, seed=seed)}
+    methods = {
+        "LightGBM lambdarank": lambda: "lambdarank",
+        "stochrank.ndcg(k=5)": lambda: stochrank.ndcg(k=5, seed=seed),
+    }
     rows = []
     for name, make in methods.items():
         start = time.perf_counter()
@@ -51,8 +52,12 @@ def run(fold: int = 1, seed: int = 0) -> list[dict[str, Any]]:
         scores = booster.predict(test.X, num_iteration=booster.best_iteration)
         row = {"method": name, "lr": lr, "rounds": booster.best_iteration, "vali NDCG@5": vali_ndcg}
         for k in (1, 3, 5, 10):
-            row[f"NDCG@{k}"] = stochrank.metrics.ndcg(test.y, scores, test.group, k=k, ties="input", empty="one")
-        row["NDCG@5 (worst ties, skip empty)"] = stochrank.metrics.ndcg(test.y, scores, test.group, k=5, empty="skip")
+            row[f"NDCG@{k}"] = stochrank.metrics.ndcg(
+                test.y, scores, test.group, k=k, ties="input", empty="one"
+            )
+        row["NDCG@5 (worst ties, skip empty)"] = stochrank.metrics.ndcg(
+            test.y, scores, test.group, k=5, empty="skip"
+        )
         row["ERR@10"] = stochrank.metrics.err(test.y, scores, test.group, k=10, max_grade=2, ties="input")
         row["MRR"] = stochrank.metrics.mrr(test.y, scores, test.group, ties="input")
         row["seconds"] = time.perf_counter() - start

@@ -40,7 +40,13 @@ def test_lgb_train_and_lgbmranker_give_the_same_model():
     obj = stochrank.ndcg(k=5, seed=3)
     booster = lgb_train(obj, X, y, sizes)
     ranker = lgb.LGBMRanker(
-        objective=obj, n_estimators=8, learning_rate=0.3, num_leaves=7, min_child_samples=5, verbose=-1, n_jobs=1
+        objective=obj,
+        n_estimators=8,
+        learning_rate=0.3,
+        num_leaves=7,
+        min_child_samples=5,
+        verbose=-1,
+        n_jobs=1,
     )
     ranker.fit(X, y, group=sizes)
     np.testing.assert_array_equal(booster.predict(X), ranker.predict(X))
@@ -87,7 +93,7 @@ def test_lgb_cv_and_xgb_cv_run_with_groups():
 
 
 def test_xgbranker_early_stopping_eval_qid_clone_and_string_objective():
-    X, y, sizes, qid = make_queries(n_queries=60)
+    X, y, _, qid = make_queries(n_queries=60)
     Xv, yv, _, qv = make_queries(n_queries=20, seed=1)
     ranker = XGBRanker(objective=stochrank.ndcg(k=5), n_estimators=40, learning_rate=0.3, max_depth=3,
                        early_stopping_rounds=5, n_jobs=1)  # fmt: skip
@@ -108,11 +114,11 @@ def test_query_weights_scale_gradient_and_hessian():
     X, y, sizes, qid = make_queries(n_queries=10)
     obj = stochrank.ndcg(k=5)
     w = np.arange(sizes.size) / 4.0  # exact in float32, as LightGBM stores weights
-    g1, h1 = obj(np.zeros(y.size), lgb.Dataset(X, y, group=sizes).construct())
+    g1, _ = obj(np.zeros(y.size), lgb.Dataset(X, y, group=sizes).construct())
     gw, hw = obj(np.zeros(y.size), lgb.Dataset(X, y, group=sizes, weight=np.repeat(w, sizes)).construct())
     np.testing.assert_allclose(gw, g1 * np.repeat(w, sizes), rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(hw, np.repeat(w, sizes))
-    gx, hx = obj(np.zeros(y.size, np.float32), xgb.DMatrix(X, y, qid=qid, weight=w))
+    gx, _ = obj(np.zeros(y.size, np.float32), xgb.DMatrix(X, y, qid=qid, weight=w))
     np.testing.assert_allclose(gx, gw, rtol=1e-12, atol=1e-15)
     with pytest.raises(ValueError, match="varies within query"):
         obj(np.zeros(y.size), lgb.Dataset(X, y, group=sizes, weight=np.arange(y.size) % 3).construct())
@@ -142,7 +148,9 @@ def test_init_score_and_base_margin_are_where_training_starts():
 
 
 def test_copies_and_pickles_are_clean_and_equal():
-    obj = stochrank.err(k=3, max_grade=4, n_samples=2, sglb=stochrank.SGLB(shrink_mode="decreasing", learning_rate=0.1))
+    obj = stochrank.err(
+        k=3, max_grade=4, n_samples=2, sglb=stochrank.SGLB(shrink_mode="decreasing", learning_rate=0.1)
+    )
     X, y, sizes, _ = make_queries(n_queries=5)
     obj(np.zeros(y.size), lgb.Dataset(X, y, group=sizes).construct())  # fills the cache
     for twin in (copy.deepcopy(obj), pickle.loads(pickle.dumps(obj)), copy.copy(obj)):

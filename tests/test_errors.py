@@ -23,7 +23,7 @@ def data():
 
 
 def test_lengths_and_groups(data):
-    X, y, sizes, _ = data
+    _, y, sizes, _ = data
     obj = stochrank.ndcg(k=5)
     with pytest.raises(ValueError, match="'scores' has 10 entries but there are"):
         obj.gradient(np.zeros(10), y, sizes)
@@ -51,7 +51,7 @@ def test_nan_and_inf_scores(data):
 
 
 def test_labels_outside_the_metric_range(data):
-    X, y, sizes, _ = data
+    _, y, sizes, _ = data
     z = np.zeros(y.size)
     with pytest.raises(ValueError, match="labels in \\[0.0, 1.0\\].*max_grade"):
         stochrank.err().gradient(z, y, sizes)
@@ -68,7 +68,10 @@ def test_labels_outside_the_metric_range(data):
 @pytest.mark.parametrize(
     "make,match",
     [
-        (lambda: stochrank.ndcg(k=0), "'k' parameter of stochrank.ndcg must be an int in the range \\[1, inf\\)"),
+        (
+            lambda: stochrank.ndcg(k=0),
+            "'k' parameter of stochrank.ndcg must be an int in the range \\[1, inf\\)",
+        ),
         (lambda: stochrank.mrr(k=2.5), "'k' parameter"),
         (lambda: stochrank.ndcg(sigma=0), "'sigma' parameter .* \\(0.0, inf\\)"),
         (lambda: stochrank.ndcg(sigma=float("nan")), "'sigma' parameter"),
@@ -104,7 +107,9 @@ def test_calls_without_groups_explain_the_fix(data):
     X, y, sizes, _ = data
     obj = stochrank.ndcg(k=5)
     # The LGBMRanker *args trap (LightGBM #7018): a *args wrapper is called without `group`.
-    wrapped = lgb.LGBMRanker(objective=lambda *args, **kwargs: obj(*args, **kwargs), n_estimators=2, verbose=-1)
+    wrapped = lgb.LGBMRanker(
+        objective=lambda *args, **kwargs: obj(*args, **kwargs), n_estimators=2, verbose=-1
+    )
     with pytest.raises(ValueError, match="without query groups.*LGBMRanker"):
         wrapped.fit(X, y, group=sizes)
     with pytest.raises(ValueError, match="stochrank.xgboost.XGBRanker"):
@@ -137,6 +142,8 @@ def test_workqueue_threading_layer_survives_concurrent_fits():
         """
     )
     env = {**os.environ, "NUMBA_THREADING_LAYER": "workqueue", "NUMBA_NUM_THREADS": "2"}
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-c", script], check=False, env=env, capture_output=True, text=True, timeout=600
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().endswith("workqueue")

@@ -66,7 +66,9 @@ def test_lightgbm_booster_follows_the_sglb_recursion(mode, rate):
               "verbose": -1, "num_threads": 1}  # fmt: skip
     booster = lgb.train(params, lgb.Dataset(X, y, group=sizes), rounds)
     outputs = [booster.predict(X, start_iteration=t, num_iteration=1) for t in range(rounds)]
-    leaves = [booster.predict(X, start_iteration=t, num_iteration=1, pred_leaf=True).ravel() for t in range(rounds)]
+    leaves = [
+        booster.predict(X, start_iteration=t, num_iteration=1, pred_leaf=True).ravel() for t in range(rounds)
+    ]
     F, C = replay_and_check(outputs, leaves, obj, sglb, y, sizes, lr, l2)
     # final model = F / C: same ranking as the SGLB scores
     np.testing.assert_allclose(booster.predict(X) * C, F, rtol=1e-9, atol=1e-9)
@@ -98,7 +100,9 @@ def test_sglb_learning_rate_must_come_from_the_booster_or_be_given():
         lgb.LGBMRanker(objective=obj, n_estimators=1, verbose=-1).fit(X, y, group=sizes)
     clash = stochrank.ndcg(sglb=stochrank.SGLB(learning_rate=0.1))
     with pytest.raises(ValueError, match="disagrees with the booster's learning_rate=0.5"):
-        lgb.train({"objective": clash, "learning_rate": 0.5, "verbose": -1}, lgb.Dataset(X, y, group=sizes), 1)
+        lgb.train(
+            {"objective": clash, "learning_rate": 0.5, "verbose": -1}, lgb.Dataset(X, y, group=sizes), 1
+        )
 
 
 def test_sglb_parameter_checks_match_catboost():

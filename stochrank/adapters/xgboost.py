@@ -78,7 +78,9 @@ class XGBRanker(xgb.XGBRanker):
         query. Each ``eval_set[i]`` needs ``eval_group[i]`` or ``eval_qid[i]``.
         """
         if not _has_groups(group, qid):
-            raise ValueError("XGBRanker.fit needs the query structure: pass group=<sizes> or qid=<one id per row>.")
+            raise ValueError(
+                "XGBRanker.fit needs the query structure: pass group=<sizes> or qid=<one id per row>."
+            )
         n_eval = len(eval_set) if eval_set is not None else 0
         for i in range(n_eval):
             g = eval_group[i] if eval_group is not None and i < len(eval_group) else None
@@ -153,7 +155,11 @@ class XGBRanker(xgb.XGBRanker):
 
     def _objective_with_learning_rate(self, params: dict[str, Any]) -> Any:
         obj = self.objective
-        if not isinstance(obj, StochasticRankObjective) or obj.sglb is None or obj.sglb.learning_rate is not None:
+        if (
+            not isinstance(obj, StochasticRankObjective)
+            or obj.sglb is None
+            or obj.sglb.learning_rate is not None
+        ):
             return obj
         lr = params.get("learning_rate")
         lr = _DEFAULT_ETA if lr is None else float(lr)

@@ -13,7 +13,7 @@ import numpy as np
 
 from .._validation import check_choice, check_int, offsets_from_qid
 
-__all__ = ["RankingSplit", "load_mq2008", "MQ2008_DIR"]
+__all__ = ["MQ2008_DIR", "RankingSplit", "load_mq2008"]
 
 MQ2008_DIR = Path(__file__).resolve().parent / "MQ2008"
 _N_FEATURES = 46

@@ -25,8 +25,7 @@ def _select_top(x, idx, h):
             a, b = b, a
         if b < c:
             b = c
-            if a < b:
-                b = a
+            b = min(b, a)
         pivot = b
         i = lo
         j = hi

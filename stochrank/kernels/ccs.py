@@ -147,7 +147,7 @@ def ccs_query(a, z, gain, cont, pos_weight, k, sigma, shift_invariant, out):
             acc += norm * np.exp(-t * t * half_inv_var) * (gd * alpha[q] + cd * beta[q] - gamma[q])
         if p <= T:
             # Moves down to q = p+1 .. Q (Q = K lumps "falls out of the top k").
-            Q = K if K < n - 1 else n - 1
+            Q = min(n - 1, K)
             wp_pp = pos_weight[p] * P[p]
             R_prev = P[p]  # cascade product in front of d at its new position
             dm_prev = 0.0  # Delta M(p -> q-1); zero for q-1 = p

@@ -31,7 +31,9 @@ KIND_LSO = 2  # DCG-RR: rows in display order, shown when score > 0
 
 
 @njit(cache=True)
-def _query_gradient(f, r, gain, cont, pos_weight, k, kind, sigma, mu, nu, sfa, n_samples, seed, call, qi, out):
+def _query_gradient(
+    f, r, gain, cont, pos_weight, k, kind, sigma, mu, nu, sfa, n_samples, seed, call, qi, out
+):
     n = f.size
     a = f - (sigma * mu) * r
     if kind == KIND_RANKING:

@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
-from .._validation import check_real
 from .._parallel import run_parallel
-from ._common import MAX_EXP_LABEL, empty_value, k_code, owner, prepare, reduce, ties_code
+from .._validation import MAX_EXP_LABEL, check_real
+from ._common import empty_value, k_code, owner, prepare, reduce, ties_code
 from ._ordering import cutoff, rank_order
 
 __all__ = ["err", "mrr", "pfound"]

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from .._validation import (
-    MAX_EXP_LABEL,
     check_choice,
     check_int,
     check_labels,

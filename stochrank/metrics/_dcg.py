@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
-from .._validation import check_choice
 from .._parallel import run_parallel
-from ._common import MAX_EXP_LABEL, empty_value, k_code, owner, prepare, reduce, ties_code
+from .._validation import MAX_EXP_LABEL, check_choice
+from ._common import empty_value, k_code, owner, prepare, reduce, ties_code
 from ._ordering import cutoff, ordered_sum
 
 __all__ = ["dcg", "ndcg"]

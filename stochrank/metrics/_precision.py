@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
-from .._validation import check_real
 from .._parallel import run_parallel
+from .._validation import check_real
 from ._common import empty_value, k_code, owner, prepare, reduce, ties_code
 from ._ordering import cutoff, ordered_sum, rank_order
 
@@ -142,7 +142,9 @@ def precision(
     k = k_code(k, "precision", none_ok=False)
     threshold = check_real(threshold, "threshold", owner("precision"))
     labels, scores, offsets, qweights = prepare(labels, scores, group, weight, "precision")
-    values = run_parallel(_precision_parallel, scores.size, labels, scores, offsets, threshold, k, ties, empty)
+    values = run_parallel(
+        _precision_parallel, scores.size, labels, scores, offsets, threshold, k, ties, empty
+    )
     return reduce(values, qweights, per_query)
 
 

@@ -36,8 +36,9 @@ import copy
 import functools
 import inspect
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -64,7 +65,7 @@ from ..kernels import (
 )
 from .sglb import SGLB
 
-__all__ = ["StochasticRankObjective", "ndcg", "dcg", "err", "pfound", "mrr", "lso"]
+__all__ = ["StochasticRankObjective", "dcg", "err", "lso", "mrr", "ndcg", "pfound"]
 
 _SEED_LIMIT = 2**63
 # Below this SGLB scale the booster's unshrunk model (and the gradients handed to it, divided by the
@@ -189,7 +190,9 @@ class StochasticRankObjective:
                 "max_grade=G (R = (2**r - 1) / 2**G).",
             )  # fmt: skip
             return labels.copy()
-        check_labels(labels, None, owner, low=0.0, high=float(max_grade), hint=f"Raise max_grade above {labels.max()}.")
+        check_labels(
+            labels, None, owner, low=0.0, high=float(max_grade), hint=f"Raise max_grade above {labels.max()}."
+        )
         return (np.exp2(labels) - 1.0) / 2.0**max_grade
 
     def _gains(self, labels: np.ndarray) -> np.ndarray:
@@ -239,7 +242,9 @@ class StochasticRankObjective:
         return _Encoding(gain, cont, scale, np.ascontiguousarray(active), pos_weight)
 
     # ------------------------------------------------------------------ gradients
-    def _ascent(self, scores: np.ndarray, labels: np.ndarray, offsets: np.ndarray, enc: _Encoding, call: int) -> np.ndarray:
+    def _ascent(
+        self, scores: np.ndarray, labels: np.ndarray, offsets: np.ndarray, enc: _Encoding, call: int
+    ) -> np.ndarray:
         c = self._config
         k = c.get("k")
         out = np.empty(scores.size)
@@ -265,7 +270,9 @@ class StochasticRankObjective:
         check_int(call, "call", "gradient", low=0)
         return self._ascent(scores, labels, offsets, self._encode(labels, offsets), call)
 
-    def __call__(self, a: Any, b: Any, weight: Any = None, group: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    def __call__(
+        self, a: Any, b: Any, weight: Any = None, group: Any = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Booster entry point: ``(preds, Dataset | DMatrix)`` or ``(y_true, y_pred, weight, group)``."""
         booster_call = self._cache.unpack(a, b, weight, group)
         info, preds = booster_call.info, booster_call.preds
@@ -301,7 +308,9 @@ class StochasticRankObjective:
             noise = run_parallel(langevin_noise, preds.size, info.offsets, self._config["seed"], call)
         else:
             rate, noise = 0.0, ascent  # any array: multiplied by a zero rate
-        run_parallel(booster_gradients, preds.size, ascent, info.offsets, weights, noise, rate, 1.0 / scale, grad, hess)
+        run_parallel(
+            booster_gradients, preds.size, ascent, info.offsets, weights, noise, rate, 1.0 / scale, grad, hess
+        )
         state["call"] = call + 1
         return grad, hess
 
@@ -358,7 +367,14 @@ def _strict_kwargs(func: Callable[..., StochasticRankObjective]) -> Callable[...
 
 
 def _common(
-    owner: str, k: int | None, sigma: float, nu: float, sfa: float, n_samples: int, seed: int, sglb: SGLB | None
+    owner: str,
+    k: int | None,
+    sigma: float,
+    nu: float,
+    sfa: float,
+    n_samples: int,
+    seed: int,
+    sglb: SGLB | None,
 ) -> dict[str, Any]:
     if sglb is not None and not isinstance(sglb, SGLB):
         raise TypeError(f"The 'sglb' parameter of {owner} must be stochrank.SGLB(...) or None; got {sglb!r}.")
@@ -371,6 +387,12 @@ def _common(
         "seed": _check_seed(seed, owner),
         "sglb": sglb,
     }
+
+
+def _check_max_grade(max_grade: Any, owner: str) -> float | None:
+    if max_grade is None:
+        return None
+    return check_real(max_grade, "max_grade", owner, low=0.0, high=MAX_EXP_LABEL, low_open=True)
 
 
 def _check_seed(seed: Any, owner: str) -> int:
@@ -519,7 +541,7 @@ def err(
     """
     owner = "stochrank.err"
     cfg = _common(owner, k, sigma, nu, sfa, n_samples, seed, sglb)
-    cfg["max_grade"] = None if max_grade is None else check_real(max_grade, "max_grade", owner, low=0.0, high=MAX_EXP_LABEL, low_open=True)
+    cfg["max_grade"] = _check_max_grade(max_grade, owner)
     cfg["mu"] = check_real(mu, "mu", owner, low=0.0)
     return StochasticRankObjective("err", **cfg)
 
@@ -562,7 +584,7 @@ def pfound(
     owner = "stochrank.pfound"
     cfg = _common(owner, k, sigma, nu, sfa, n_samples, seed, sglb)
     cfg["decay"] = check_real(decay, "decay", owner, low=0.0, high=1.0)
-    cfg["max_grade"] = None if max_grade is None else check_real(max_grade, "max_grade", owner, low=0.0, high=MAX_EXP_LABEL, low_open=True)
+    cfg["max_grade"] = _check_max_grade(max_grade, owner)
     cfg["mu"] = check_real(mu, "mu", owner, low=0.0)
     return StochasticRankObjective("pfound", **cfg)
 
