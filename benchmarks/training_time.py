@@ -1,0 +1,402 @@
+"""Per-iteration training time of stochrank.ndcg(k=10) against the boosters' own objectives.
+
+LightGBM: stochrank vs ``lambdarank`` vs ``regression`` (L2); XGBoost (hist, depth 6): stochrank vs
+``rank:ndcg`` vs ``reg:squarederror``; the same synthetic ~200k × 136 ranking data and tree parameters
+for all three, 1 and 2 threads (booster threads = Numba threads). Goals: stochrank ≤ 0.8× the built-in
+ranking objective and ≤ 1.15× plain regression.
+
+Each configuration (library, threads, environment) runs in a fresh worker subprocess so that
+environment variables such as ``OMP_WAIT_POLICY=PASSIVE`` apply before any OpenMP pool starts; with
+more than one thread both libraries run with and without it (XGBoost's bundled libgomp busy-waits and
+competes with Numba's threads; on a shared machine any spinning team competes with other tenants). The
+parent runs the workers round-robin (``--runs`` rounds × every configuration). Inside a worker the
+three boosters train side by side, iterations interleaved round-robin (``Booster.update`` called in
+turn, as ``lgb.train`` / ``xgb.train`` call it, each call timed), so load bursts on a shared machine hit
+all three alike. A run's figure is the median iteration after ``--warmup`` iterations; times are
+medians over runs and ratios medians of per-run ratios (objectives within one worker, wait policies
+between the workers of one round). The stochrank objective call is timed alone inside training too.
+
+    python benchmarks/training_time.py            # RESULTS.md tables
+    python benchmarks/training_time.py --quick    # smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from _common import (
+    MSLR_MEAN_DOCS,
+    fmt,
+    lgb_ranking_dataset,
+    markdown_table,
+    median,
+    ranking_data,
+    ranking_features,
+    section_header,
+    write_section,
+)
+
+GOAL_VS_RANKING = 0.8
+GOAL_VS_L2 = 1.15
+OMP_ENV_KEYS = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
+OBJECTIVES = ("stochrank", "ranking", "l2")
+BUILTIN_NAMES = {
+    "lightgbm": {"ranking": "lambdarank", "l2": "regression"},
+    "xgboost": {"ranking": "rank:ndcg", "l2": "reg:squarederror"},
+}
+
+
+@dataclass(frozen=True)
+class Config:
+    """One worker: library, thread count, OpenMP wait policy (None: unset) and the workload."""
+
+    library: str
+    threads: int
+    wait_policy: str | None
+    rows: int
+    features: int
+    iterations: int
+    num_leaves: int
+    seed: int
+
+    @property
+    def label(self) -> str:
+        """Human-readable name for progress lines."""
+        policy = f"OMP_WAIT_POLICY={self.wait_policy}" if self.wait_policy else "default env"
+        return f"{self.library}, {self.threads} thread(s), {policy}"
+
+
+class TimedObjective:
+    """Wraps a booster objective and records the wall time of every call (seconds)."""
+
+    def __init__(self, objective) -> None:
+        self.objective = objective
+        self.times: list[float] = []
+
+    def __call__(self, preds, data):
+        """Call the wrapped objective as the booster does, timing it."""
+        t0 = time.perf_counter()
+        out = self.objective(preds, data)
+        self.times.append(time.perf_counter() - t0)
+        return out
+
+
+# ----------------------------------------------------------------------------------- worker
+def _warm_up(objective, labels, sizes) -> None:
+    """Load (or compile) every kernel of a booster call on three queries, untimed."""
+    n = int(sizes[:3].sum())
+    objective(np.zeros(n), lgb_ranking_dataset(labels[:n], sizes[:3]))
+
+
+def _data(cfg: Config):
+    """``(X, labels, sizes)``: about ``cfg.rows`` MSLR-shaped rows with ``cfg.features`` features."""
+    n_queries = max(2, cfg.rows // MSLR_MEAN_DOCS)
+    sizes, _, labels = ranking_data(n_queries, cfg.seed)
+    X = ranking_features(labels, cfg.features, np.random.default_rng(cfg.seed + 1))
+    return X, labels, sizes
+
+
+def _interleave(steps: dict, iterations: int) -> dict[str, list[float]]:
+    """Seconds of each boosting iteration of every booster, iterations interleaved round-robin:
+    iteration i of each objective runs before iteration i+1 of any (the order rotating with i), so
+    load changes on a shared machine hit all objectives alike."""
+    names = list(steps)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for i in range(iterations):
+        for j in range(len(names)):
+            name = names[(i + j) % len(names)]
+            t0 = time.perf_counter()
+            steps[name](i)
+            times[name].append(time.perf_counter() - t0)
+    return times
+
+
+def _train_lightgbm(cfg: Config, X, labels, sizes, timed: TimedObjective) -> dict[str, list[float]]:
+    """Iteration times of stochrank, lambdarank and regression boosters sharing one Dataset."""
+    import lightgbm as lgb
+
+    ds = lgb.Dataset(
+        X, labels, group=sizes, free_raw_data=False, params={"verbose": -1, "num_threads": cfg.threads}
+    ).construct()
+    base = {
+        "num_leaves": cfg.num_leaves,
+        "learning_rate": 0.1,
+        "force_col_wise": True,
+        "num_threads": cfg.threads,
+        "verbose": -1,
+        "seed": cfg.seed,
+    }
+    # What lgb.train does with a callable objective: objective "none" plus update(fobj=...).
+    boosters = {
+        name: lgb.Booster({**base, "objective": BUILTIN_NAMES["lightgbm"].get(name, "none")}, ds)
+        for name in OBJECTIVES
+    }
+    steps = {
+        name: (lambda i, b=b, f=(timed if name == "stochrank" else None): b.update(fobj=f))
+        for name, b in boosters.items()
+    }
+    return _interleave(steps, cfg.iterations)
+
+
+def _train_xgboost(cfg: Config, X, labels, sizes, timed: TimedObjective) -> dict[str, list[float]]:
+    """Iteration times of stochrank, rank:ndcg and reg:squarederror boosters sharing one QuantileDMatrix."""
+    import xgboost as xgb
+
+    qid = np.repeat(np.arange(sizes.size), sizes)
+    dtrain = xgb.QuantileDMatrix(X, labels, qid=qid, nthread=cfg.threads)
+    base = {"tree_method": "hist", "max_depth": 6, "eta": 0.1, "nthread": cfg.threads, "seed": cfg.seed}
+    params = {name: {**base, "objective": BUILTIN_NAMES["xgboost"][name]} for name in ("ranking", "l2")}
+    params["stochrank"] = {**base, "base_score": 0.0}
+    # What xgb.train does: Booster(params, [dtrain]) then update(dtrain, i, fobj=...).
+    boosters = {name: xgb.Booster(params[name], [dtrain]) for name in OBJECTIVES}
+    steps = {
+        name: (lambda i, b=b, f=(timed if name == "stochrank" else None): b.update(dtrain, i, fobj=f))
+        for name, b in boosters.items()
+    }
+    return _interleave(steps, cfg.iterations)
+
+
+def run_worker(cfg: Config) -> dict:
+    """Train the three objectives under ``cfg`` (in this process, interleaved) and return the raw
+    iteration times and stochrank's objective-call times (seconds)."""
+    import numba
+
+    import stochrank
+
+    numba.set_num_threads(cfg.threads)
+    X, labels, sizes = _data(cfg)
+    timed = TimedObjective(stochrank.ndcg(k=10))
+    _warm_up(timed.objective, labels, sizes)
+    train = _train_lightgbm if cfg.library == "lightgbm" else _train_xgboost
+    times = train(cfg, X, labels, sizes, timed)
+    return {
+        "config": asdict(cfg),
+        "rows": int(labels.size),
+        "queries": int(sizes.size),
+        "times": times,
+        "objective": timed.times,
+    }
+
+
+def launch(cfg: Config) -> dict:
+    """Run one worker in a fresh interpreter with the configuration's OpenMP environment."""
+    env = {k: v for k, v in os.environ.items() if k not in OMP_ENV_KEYS}
+    if cfg.wait_policy:
+        env["OMP_WAIT_POLICY"] = cfg.wait_policy
+    proc = subprocess.run(
+        [sys.executable, __file__, "--worker", json.dumps(asdict(cfg))],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"worker {cfg.label} failed:\n{proc.stderr}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+# ---------------------------------------------------------------------------------- summary
+def per_run_medians(results: list[dict], warmup: int) -> dict[tuple, dict[int, dict[str, dict[str, float]]]]:
+    """``{(library, threads, policy): {round: {objective: {"iter": ms, "objective": ms}}}}``: each run's
+    median iteration (and stochrank's median objective call) after ``warmup`` iterations."""
+    out: dict[tuple, dict[int, dict[str, dict[str, float]]]] = {}
+    for res in results:
+        c = res["config"]
+        per = out.setdefault((c["library"], c["threads"], c["wait_policy"]), {}).setdefault(res["round"], {})
+        for name, t in res["times"].items():
+            per[name] = {"iter": median(t[warmup:]) * 1e3}
+        per["stochrank"]["objective"] = median(res["objective"][warmup:]) * 1e3
+    return out
+
+
+def _over_runs(per_round: dict[int, dict], value) -> float:
+    """Median over rounds of ``value(round_results)``."""
+    return median([value(r) for r in per_round.values()])
+
+
+def tables(runs, rows: int, queries: int, cfg: Config, warmup: int) -> str:
+    """The RESULTS.md body: main table, verdicts, and the wait-policy comparison.
+
+    Times are medians over runs; every ratio is the median of per-run ratios, each taken between
+    runs made side by side (same worker process for objectives, same round for wait policies).
+    """
+    order = sorted(runs, key=lambda k: (k[0], k[1], k[2] or ""))
+    main_rows, verdicts = [], []
+    for key in order:
+        lib, threads, policy = key
+        per = runs[key]
+        ms = {name: _over_runs(per, lambda r, name=name: r[name]["iter"]) for name in OBJECTIVES}
+        obj = _over_runs(per, lambda r: r["stochrank"]["objective"])
+        rest = _over_runs(per, lambda r: r["stochrank"]["iter"] - r["stochrank"]["objective"])
+        ratio_r = _over_runs(per, lambda r: r["stochrank"]["iter"] / r["ranking"]["iter"])
+        ratio_l2 = _over_runs(per, lambda r: r["stochrank"]["iter"] / r["l2"]["iter"])
+        env = f"OMP_WAIT_POLICY={policy}" if policy else "default"
+        main_rows.append(
+            [
+                lib,
+                str(threads),
+                env,
+                fmt(ms["stochrank"]),
+                fmt(obj),
+                fmt(rest),
+                fmt(ms["ranking"]),
+                fmt(ms["l2"]),
+                fmt(ratio_r),
+                fmt(ratio_l2),
+            ]
+        )
+        ok_r = "met" if ratio_r <= GOAL_VS_RANKING else "missed"
+        ok_l2 = "met" if ratio_l2 <= GOAL_VS_L2 else "missed"
+        verdicts.append(
+            f"- {lib}, {threads} thread(s), {env}: {ratio_r:.2f}× {BUILTIN_NAMES[lib]['ranking']} "
+            f"({ok_r}), {ratio_l2:.2f}× {BUILTIN_NAMES[lib]['l2']} ({ok_l2})."
+        )
+    headers = [
+        "library",
+        "threads",
+        "OpenMP env",
+        "stochrank ms/iter",
+        "objective call ms",
+        "rest ms",
+        "built-in ranking ms/iter",
+        "L2 ms/iter",
+        "÷ ranking",
+        "÷ L2",
+    ]
+    main = markdown_table(headers, main_rows, "lrl" + "r" * 7)
+
+    wait_rows = []
+    for lib, threads, policy in order:
+        if policy is None or (lib, threads, None) not in runs:
+            continue
+        default, passive = runs[(lib, threads, None)], runs[(lib, threads, policy)]
+        paired = [r for r in default if r in passive]
+        for name in OBJECTIVES:
+            d = median([default[r][name]["iter"] for r in paired])
+            p = median([passive[r][name]["iter"] for r in paired])
+            ratio = median([default[r][name]["iter"] / passive[r][name]["iter"] for r in paired])
+            label = "stochrank ndcg@10" if name == "stochrank" else BUILTIN_NAMES[lib][name]
+            calls = [
+                fmt(median([side[r][name]["objective"] for r in paired])) if name == "stochrank" else "–"
+                for side in (default, passive)
+            ]
+            wait_rows.append([lib, str(threads), label, fmt(d), fmt(p), fmt(ratio), *calls])
+    wait = markdown_table(
+        [
+            "library",
+            "threads",
+            "objective",
+            "default ms/iter",
+            "PASSIVE ms/iter",
+            "default ÷ PASSIVE",
+            "default objective call ms",
+            "PASSIVE objective call ms",
+        ],
+        wait_rows,
+        "lrl" + "r" * 5,
+    )
+    n_runs = min(len(per) for per in runs.values())
+    return "\n".join(
+        [
+            section_header("2. Per-iteration training time, stochrank.ndcg(k=10) vs built-in objectives"),
+            (
+                f"{rows:,} rows ({queries:,} queries of ~120 docs) × {cfg.features} features (float32; a quarter noisy "
+                "copies of the label); threads as listed (booster threads = Numba threads). LightGBM: num_leaves "
+                f"{cfg.num_leaves}, learning_rate 0.1, force_col_wise, max_bin 255, lambdarank with its defaults "
+                "(truncation level 30, exp gain). XGBoost: hist, max_depth 6, eta 0.1, QuantileDMatrix(qid), "
+                "rank:ndcg with its defaults (topk pairs, 32 per sample), stochrank with base_score 0. "
+                f"{cfg.iterations} iterations per run, median iteration after {warmup} warm-up iterations; median over "
+                f"{n_runs} runs; ratios are medians of per-run ratios (objectives compared within one worker, wait "
+                "policies within one round). Workers (one fresh process per configuration and round) run round-robin; "
+                "inside a worker the three boosters train side by side, iterations interleaved round-robin "
+                "(`Booster.update` timed, as `lgb.train`/`xgb.train` call it). 'objective call' is stochrank's call "
+                "timed inside training; 'rest' = iteration − objective call."
+            ),
+            "",
+            main,
+            "",
+            "Goals (≤ 0.8× the built-in ranking objective, ≤ 1.15× plain L2):",
+            "",
+            *verdicts,
+            "",
+            (
+                "With and without `OMP_WAIT_POLICY=PASSIVE` (same rounds as above; at 1 thread no OpenMP team exists, so "
+                "the policy is not varied there):"
+            ),
+            "",
+            wait,
+        ]
+    )
+
+
+def configurations(args) -> list[Config]:
+    """Both libraries at every thread count with the default environment, plus
+    ``OMP_WAIT_POLICY=PASSIVE`` wherever an OpenMP team exists (more than one thread)."""
+    out = []
+    for library in ("lightgbm", "xgboost"):
+        for threads in args.threads:
+            for policy in [None, "PASSIVE"] if threads > 1 else [None]:
+                out.append(
+                    Config(
+                        library,
+                        threads,
+                        policy,
+                        args.rows,
+                        args.features,
+                        args.iterations,
+                        args.num_leaves,
+                        args.seed,
+                    )
+                )
+    return out
+
+
+def main() -> None:
+    """Parent: run the workers round-robin, print the tables, refresh RESULTS.md. Worker: one config."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--features", type=int, default=136)
+    parser.add_argument("--iterations", type=int, default=40, help="boosting iterations per run")
+    parser.add_argument("--runs", type=int, default=3, help="rounds over all configurations")
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--warmup", type=int, default=5, help="iterations left out of each run's median")
+    parser.add_argument("--num-leaves", type=int, default=31, help="LightGBM num_leaves")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--quick", action="store_true", help="tiny smoke run; RESULTS.md is not touched")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        print(json.dumps(run_worker(Config(**json.loads(args.worker)))))
+        return
+    if args.quick:
+        args.rows, args.features, args.iterations, args.runs, args.warmup = 6_000, 20, 10, 1, 3
+
+    configs = configurations(args)
+    results = []
+    for r in range(args.runs):
+        for i in range(len(configs)):
+            cfg = configs[(r + i) % len(configs)]
+            t0 = time.perf_counter()
+            results.append({**launch(cfg), "round": r})
+            print(f"round {r + 1}/{args.runs}: {cfg.label}: {time.perf_counter() - t0:.1f} s", flush=True)
+    body = tables(
+        per_run_medians(results, args.warmup),
+        results[0]["rows"],
+        results[0]["queries"],
+        configs[0],
+        args.warmup,
+    )
+    print("\n" + body)
+    if not args.quick:
+        write_section("training_time", body)
+
+
+if __name__ == "__main__":
+    main()
