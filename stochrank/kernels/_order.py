@@ -2,7 +2,8 @@
 
 A top-k metric only needs the first k+1 positions of the noisy ranking in order; every other
 document merely has to be known to rank below them. Quickselect (O(n) expected) plus a sort of the
-head replaces the O(n log n) full argsort when h is small against n.
+head replaces the O(n log n) full argsort when h is small against n. Ties (probability zero under
+Gaussian smoothing) go to the smaller index in a head sorted by insertion, arbitrarily otherwise.
 """
 
 from __future__ import annotations
@@ -48,20 +49,47 @@ def _select_top(x, idx, h):
             break
 
 
+_INSERTION_MAX = 32  # heads up to this length are insertion-sorted (no allocation, few compares)
+
+
+@njit(cache=True)
+def _ranks_before(x, i, j):
+    """Document i ranks before j: larger x, ties by smaller index."""
+    return x[i] > x[j] or (x[i] == x[j] and i < j)
+
+
+@njit(cache=True)
+def order_head(x, idx, lo, hi):
+    """Extend a sorted head: given ``idx[:lo]`` the top ``lo`` documents in order and ``idx[lo:]`` the
+    rest, make ``idx[lo:hi]`` the next ``hi - lo`` in exact order (``idx[hi:]`` stays unordered).
+
+    Growing the head in steps lets a caller that cannot know in advance how much of the order it needs
+    (a cascade that stops at its first c = 0 document) sort no more than that.
+    """
+    n = idx.size
+    if hi <= lo:
+        return
+    if hi < n:
+        _select_top(x, idx[lo:], hi - lo)
+    if hi - lo <= _INSERTION_MAX:
+        for j in range(lo + 1, hi):
+            d = idx[j]
+            i = j
+            while i > lo and _ranks_before(x, d, idx[i - 1]):
+                idx[i] = idx[i - 1]
+                i -= 1
+            idx[i] = d
+    else:
+        head = idx[lo:hi].copy()
+        sub = np.argsort(-x[head], kind="mergesort")
+        for j in range(hi - lo):
+            idx[lo + j] = head[sub[j]]
+
+
 @njit(cache=True)
 def top_order(x, h):
-    """Document indices by decreasing ``x``; the first ``min(h, n)`` entries are in exact order.
-
-    Ties keep index order within the sorted head (a stable sort), which matters only for exactly
-    equal noisy scores (probability zero under Gaussian smoothing).
-    """
+    """Document indices by decreasing ``x``; the first ``min(h, n)`` entries are in exact order."""
     n = x.size
-    if 4 * h >= n:
-        return np.argsort(-x, kind="mergesort")
     idx = np.arange(n)
-    _select_top(x, idx, h)
-    head = idx[:h].copy()
-    sub = np.argsort(-x[head], kind="mergesort")
-    for j in range(h):
-        idx[j] = head[sub[j]]
+    order_head(x, idx, 0, min(h, n))
     return idx

@@ -48,6 +48,16 @@ translation invariant and :math:`m_d = a_d`, :math:`\sigma_d = \sigma`.
 **Cost.** Only positions 0..T matter, T = min(k-1, first position whose c is 0). A document below T
 needs T+1 densities, one above it at most k+1, plus an O(n) selection of the top k+1: O(n (k + 1))
 per sample instead of the O(n^2) of evaluating every move, and O(n log n) only when k is about n.
+A cascade that stops needs even less order: moves down end at the next c = 0 document, so only the
+positions up to the second c = 0 document (or k) have to be sorted, however large k is (MRR sorts a
+head of about 16 instead of the whole list).
+
+**Layout.** Per sample, every document's conditional mean, gain and continuation are copied into
+position order; moves up then run position q by position over all documents below q, and each head
+document's moves down evaluate their densities in one loop after the (sequential, cheap) recurrence
+for their coefficients. Both inner loops are elementwise, so the branch-free
+:func:`._fastexp.exp_nonpos` vectorises (np.exp in Numba is a scalar libm call). One query's scratch
+arrays come from :func:`ccs_workspace` and serve every sample.
 """
 
 from __future__ import annotations
@@ -55,9 +65,23 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._order import top_order
+from ._fastexp import exp_nonpos
+from ._order import order_head
 
 _INV_SQRT_2PI = 0.3989422804014327
+_HEAD_START = 16  # first sorted head when the cascade may stop early; doubled while too short
+
+# Rows of the float workspace: noisy scores; every document's conditional mean, gain, continuation and
+# density sum in position order; the head's noisy scores and cascade products P; one document's
+# moves-down terms.
+_X, _POS_M, _POS_G, _POS_C, _POS_ACC, _HEAD_X, _HEAD_P, _DOWN = 0, 1, 2, 3, 4, 5, 6, 7
+_WS_ROWS = 8
+
+
+@njit(cache=True)
+def ccs_workspace(n):
+    """Scratch for :func:`ccs_query_ws` on a query of ``n`` documents: (float rows, order)."""
+    return np.empty((_WS_ROWS, n + 1)), np.empty(n, dtype=np.int64)
 
 
 @njit(cache=True)
@@ -83,85 +107,136 @@ def ccs_query(a, z, gain, cont, pos_weight, k, sigma, shift_invariant, out):
     out : float64[n]
         Accumulator; the estimate of the ascent direction is added to it.
     """
+    work, order = ccs_workspace(a.size)
+    ccs_query_ws(a, z, gain, cont, pos_weight, k, sigma, shift_invariant, out, work, order)
+
+
+@njit(cache=True)
+def _last_needed_position(cont, order, h, K, Q):
+    """Deepest position the estimate reads, from a sorted head of length h; -1 if h is too short.
+
+    Moves down stop at Q or right after passing a c = 0 document; the deepest such stop is the second
+    c = 0 document Z2 (the first one, at T, still moves down until the next). Past Z2 nothing is read.
+    """
+    zeros = 0
+    for j in range(h):
+        # A first c = 0 document below the top k cuts nothing (T = K - 1 then), so it is not counted.
+        if cont[order[j]] == 0.0 and (zeros > 0 or j < K):
+            zeros += 1
+            if zeros == 2:
+                return min(j, Q)
+    return Q if h > Q else -1
+
+
+@njit(cache=True)
+def ccs_query_ws(a, z, gain, cont, pos_weight, k, sigma, shift_invariant, out, work, order):
+    """:func:`ccs_query` with caller-provided scratch from ``ccs_workspace(n)`` (or larger)."""
     n = a.size
     if n == 0:
         return
     K = n if (k <= 0 or k > n) else k
-    x = a + sigma * z
-    H = min(n, K + 1)
-    order = top_order(x, H)
+    Q = min(n - 1, K)  # deepest move down (Q = K lumps "falls out of the top k")
+    x = work[_X, :n]
+    for i in range(n):
+        x[i] = a[i] + sigma * z[i]
+        order[i] = i
 
-    G = np.empty(H)
-    C = np.empty(H)
-    X = np.empty(H)
-    P = np.empty(H + 1)
-    P[0] = 1.0
-    for j in range(H):
-        d = order[j]
-        G[j] = gain[d]
-        C[j] = cont[d]
-        X[j] = x[d]
-        P[j + 1] = P[j] * C[j]
-
-    # T: last position that can carry weight (top-k cut, or the cascade stops at a c = 0 document).
-    T = K - 1
-    for j in range(K):
-        if C[j] == 0.0:
-            T = j
+    # Sort only as deep as the estimate reads (see _last_needed_position).
+    lo = 0
+    h = min(Q + 1, _HEAD_START)
+    while True:
+        order_head(x, order[:n], lo, h)
+        L = _last_needed_position(cont, order, h, K, Q)
+        if L >= 0:
             break
+        lo = h
+        h = min(Q + 1, 2 * h)
+    H = L + 1
 
-    # Swap coefficients for moving a document up past position q (q <= T).
-    alpha = np.empty(T + 1)
-    beta = np.empty(T + 1)
-    gamma = np.empty(T + 1)
-    for q in range(T + 1):
-        wq = pos_weight[q] * P[q]
-        alpha[q] = wq - pos_weight[q + 1] * P[q + 1]
-        beta[q] = pos_weight[q + 1] * G[q] * P[q]
-        gamma[q] = wq * G[q]
-
+    z_sum = 0.0
     if shift_invariant:
-        z_sum = 0.0
         for i in range(n):
             z_sum += z[i]
         sd = sigma * np.sqrt(n / (n - 1.0))
     else:
-        z_sum = 0.0
         sd = sigma
     half_inv_var = 0.5 / (sd * sd)
     norm = _INV_SQRT_2PI / sd
 
+    # Contiguous copies in position order (sorted head, then the rest in any order), so that the
+    # density loops below run elementwise and vectorise.
+    M = work[_POS_M, :n]  # conditional mean of d's noisy score given the others
+    G = work[_POS_G, :n]
+    C = work[_POS_C, :n]
+    acc = work[_POS_ACC, :n]
     for p in range(n):
         d = order[p]
-        if shift_invariant:
-            m = a[d] + sigma * (z_sum - z[d]) / (n - 1.0)
-        else:
-            m = a[d]
-        gd = gain[d]
-        cd = cont[d]
-        acc = 0.0
-        # Moves up: past every position q < min(p, T + 1).
-        top = p if p <= T else T + 1
-        for q in range(top):
-            t = X[q] - m
-            acc += norm * np.exp(-t * t * half_inv_var) * (gd * alpha[q] + cd * beta[q] - gamma[q])
-        if p <= T:
-            # Moves down to q = p+1 .. Q (Q = K lumps "falls out of the top k").
-            Q = min(n - 1, K)
-            wp_pp = pos_weight[p] * P[p]
-            R_prev = P[p]  # cascade product in front of d at its new position
-            dm_prev = 0.0  # Delta M(p -> q-1); zero for q-1 = p
-            up = 0.0  # change of the documents that moved up by one
-            for q in range(p + 1, Q + 1):
-                up += pos_weight[q - 1] * G[q] * R_prev - pos_weight[q] * G[q] * P[q]
-                R = R_prev * C[q]
-                dm = gd * (pos_weight[q] * R - wp_pp) + up
-                t = X[q] - m
-                acc += norm * np.exp(-t * t * half_inv_var) * (dm_prev - dm)
-                dm_prev = dm
-                R_prev = R
-                if R == 0.0:
-                    # d has passed a c = 0 document: Delta M is constant from here on, so the
-                    # remaining terms telescope to zero.
-                    break
-        out[d] += acc
+        M[p] = a[d] + sigma * (z_sum - z[d]) / (n - 1.0) if shift_invariant else a[d]
+        G[p] = gain[d]
+        C[p] = cont[d]
+        acc[p] = 0.0
+    X = work[_HEAD_X, :H]
+    P = work[_HEAD_P, : H + 1]
+    P[0] = 1.0
+    for j in range(H):
+        X[j] = x[order[j]]
+        P[j + 1] = P[j] * C[j]
+
+    # T: last position that can carry weight (top-k cut, or the cascade stops at a c = 0 document).
+    T = K - 1
+    for j in range(min(K, H)):
+        if C[j] == 0.0:
+            T = j
+            break
+
+    # Moves up: the document at p passes every q < min(p, T + 1), a swap with the document at q.
+    # Position by position, the inner loop runs over all documents below q. (It indexes slices from
+    # 0 because Numba's range(q + 1, n) loops do not vectorise.)
+    for q in range(T + 1):
+        wq = pos_weight[q] * P[q]
+        alpha = wq - pos_weight[q + 1] * P[q + 1]
+        beta = pos_weight[q + 1] * G[q] * P[q]
+        gamma = wq * G[q]
+        xq = X[q]
+        M_below = M[q + 1 :]
+        G_below = G[q + 1 :]
+        C_below = C[q + 1 :]
+        acc_below = acc[q + 1 :]
+        for i in range(M_below.size):
+            t = xq - M_below[i]
+            swap = G_below[i] * alpha + C_below[i] * beta - gamma
+            acc_below[i] += exp_nonpos(-t * t * half_inv_var) * swap
+
+    # Moves down (only documents at p <= T gain by them) to q = p+1 .. Q. The differences
+    # Delta M(p -> q-1) - Delta M(p -> q) come from a cheap sequential recurrence; their densities
+    # are then one elementwise loop.
+    down = work[_DOWN, :]
+    for p in range(T + 1):
+        gd = G[p]
+        wp_pp = pos_weight[p] * P[p]
+        R_prev = P[p]  # cascade product in front of d at its new position
+        dm_prev = 0.0  # Delta M(p -> q-1); zero for q-1 = p
+        up = 0.0  # change of the documents that moved up by one
+        last = Q
+        for q in range(p + 1, Q + 1):
+            up += pos_weight[q - 1] * G[q] * R_prev - pos_weight[q] * G[q] * P[q]
+            R = R_prev * C[q]
+            dm = gd * (pos_weight[q] * R - wp_pp) + up
+            down[q] = dm_prev - dm
+            dm_prev = dm
+            R_prev = R
+            if R == 0.0:
+                # d has passed a c = 0 document: Delta M is constant from here on, so the
+                # remaining terms telescope to zero.
+                last = q
+                break
+        m = M[p]
+        X_below = X[p + 1 : last + 1]
+        terms = down[p + 1 : last + 1]
+        for i in range(terms.size):
+            t = X_below[i] - m
+            terms[i] *= exp_nonpos(-t * t * half_inv_var)
+        acc[p] += terms.sum()
+
+    for p in range(n):
+        out[order[p]] += norm * acc[p]

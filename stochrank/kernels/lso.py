@@ -24,6 +24,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ._fastexp import exp_nonpos
+
 _INV_SQRT_2PI = 0.3989422804014327
 
 
@@ -52,7 +54,7 @@ def lso_query(a, z, gain, pos_weight, sigma, out):
         is_shown = a[d] + sigma * z[d] > 0.0
         delta = gain[d] * pos_weight[c] + (shrink if is_shown else grow)
         t = a[d] / sigma
-        out[d] += delta * norm * np.exp(-0.5 * t * t)
+        out[d] += delta * norm * exp_nonpos(-0.5 * t * t)
         if is_shown:
             grow += gain[d] * (pos_weight[c + 1] - pos_weight[c])
             if c > 0:

@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._random import PURPOSE_LANGEVIN, PURPOSE_SMOOTHING, fill_normal, stream_state
-from .ccs import ccs_query
+from .ccs import ccs_query_ws, ccs_workspace
 from .lso import lso_query
 
 KIND_RANKING = 0  # cascade metric, translation invariant (DCG, NDCG, ERR, PFound, MRR)
@@ -34,11 +34,12 @@ KIND_LSO = 2  # DCG-RR: rows in display order, shown when score > 0
 def _query_gradient(
     f, r, gain, cont, pos_weight, k, kind, sigma, mu, nu, sfa, n_samples, seed, call, qi, out
 ):
+    """One query's ascent direction, written to ``out`` (which also serves as the accumulator)."""
     n = f.size
-    a = f - (sigma * mu) * r
+    a = f - (sigma * mu) * r if mu != 0.0 else f.copy()
     if kind == KIND_RANKING:
         a -= a.mean()
-    acc = np.zeros(n)
+    out[:] = 0.0
     state = stream_state(seed, call, qi, PURPOSE_SMOOTHING)
     if kind == KIND_FILTERED:
         # The threshold is one more document: score 0, no noise, no gain, nothing counts below it.
@@ -50,28 +51,37 @@ def _query_gradient(
         c_ext[:n] = cont
         z_ext = np.zeros(n + 1)
         acc_ext = np.zeros(n + 1)
-        z = np.empty(n)
+        work, order = ccs_workspace(n + 1)
         for _ in range(n_samples):
-            state = fill_normal(state, z)
-            z_ext[:n] = z
-            ccs_query(a_ext, z_ext, g_ext, c_ext, pos_weight, k, sigma, False, acc_ext)
-        acc[:] = acc_ext[:n]
+            state = fill_normal(state, z_ext[:n])
+            ccs_query_ws(a_ext, z_ext, g_ext, c_ext, pos_weight, k, sigma, False, acc_ext, work, order)
+        out[:] = acc_ext[:n]
     else:
         z = np.empty(n)
+        work, order = ccs_workspace(0 if kind == KIND_LSO else n)  # LSO needs no order
         for _ in range(n_samples):
             state = fill_normal(state, z)
             if kind == KIND_LSO:
-                lso_query(a, z, gain, pos_weight, sigma, acc)
+                lso_query(a, z, gain, pos_weight, sigma, out)
             else:
-                ccs_query(a, z, gain, cont, pos_weight, k, sigma, True, acc)
-    acc /= n_samples
+                ccs_query_ws(a, z, gain, cont, pos_weight, k, sigma, True, out, work, order)
+    if n_samples > 1:
+        out /= n_samples
     if kind == KIND_RANKING:
-        acc -= acc.mean()
+        out -= out.mean()
     if sfa > 0.0 and (n > 2 or kind != KIND_RANKING):
-        radial = f - f.mean() if kind == KIND_RANKING else f.copy()
-        nrm = np.sqrt(np.sum(radial * radial)) + nu
-        acc -= (sfa * np.sum(acc * radial) / (nrm * nrm)) * radial
-    out[:] = acc
+        # g -= sfa <g, f~> / (|f~| + nu)^2 f~, with f~ = f - mean(f) (ranking) or f, without a copy of f~
+        centre = f.mean() if kind == KIND_RANKING else 0.0
+        dot = 0.0
+        sq = 0.0
+        for i in range(n):
+            fc = f[i] - centre
+            dot += out[i] * fc
+            sq += fc * fc
+        nrm = np.sqrt(sq) + nu
+        coef = sfa * dot / (nrm * nrm)
+        for i in range(n):
+            out[i] -= coef * (f[i] - centre)
 
 
 @njit(cache=True, parallel=True)
