@@ -71,6 +71,16 @@ def test_same_object_trains_the_same_model_twice_lightgbm_and_xgboost():
     assert not np.array_equal(b1.predict(dtrain), other.predict(dtrain))
 
 
+def test_scores_that_never_move_do_not_restart_the_noise():
+    X, y, sizes, _ = make_queries(n_queries=10)
+    obj = stochrank.ndcg(k=5)
+    ds = lgb.Dataset(X, y, group=sizes).construct()
+    first, _ = obj(np.zeros(y.size), ds)  # e.g. a run whose trees cannot split: same scores again
+    second, _ = obj(np.zeros(y.size), ds)
+    assert not np.array_equal(first, second)
+    np.testing.assert_array_equal(second, -obj.gradient(np.zeros(y.size), y, sizes, call=1))
+
+
 def test_lgb_cv_and_xgb_cv_run_with_groups():
     X, y, sizes, qid = make_queries(n_queries=60)
     obj = stochrank.ndcg(k=5)

@@ -25,9 +25,9 @@ in StochasticRank's derivatives and uses them only in the leaf denominator.
 
 **Reproducibility.** The noise of query q at the t-th call on a dataset comes from its own stream
 (seed, t, q): one seed gives bit-identical gradients for any thread count. LightGBM deep-copies the
-objective for every training run; XGBoost does not, so a call whose predictions equal the first call's
-on that DMatrix is recognised as the start of a new run and the call counter restarts: training the
-same object twice gives the same model.
+objective for every training run; XGBoost does not, so a call whose predictions return to the first
+call's on that DMatrix, after they had moved away, is recognised as the start of a new run and the call
+counter restarts: training the same object twice gives the same model.
 """
 
 from __future__ import annotations
@@ -281,11 +281,15 @@ class StochasticRankObjective:
             state["encoding"] = self._encode(info.labels, info.offsets)
             state["lr"] = self._sglb_learning_rate(info)
             self._warn_base_score(info, preds)
-        if "first_preds" not in state or np.array_equal(preds, state["first_preds"]):
+        at_start = "first_preds" in state and np.array_equal(preds, state["first_preds"])
+        if "first_preds" not in state or (at_start and state["moved"]):
             # A (new) training run starts from these scores: restart the noise streams and SGLB.
+            # (Scores that never moved, e.g. trees without splits, are the same run going on.)
             state["first_preds"] = preds.copy()
             state["call"] = 0
             state["scale"] = 1.0
+            at_start = True
+        state["moved"] = not at_start
         call = state["call"]
         sglb: SGLB | None = self._config.get("sglb")
         if sglb is not None:
