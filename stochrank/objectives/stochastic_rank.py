@@ -412,7 +412,9 @@ _COMMON_DOC = """
         query instead of O(n k)).
     sigma : float, default 1.0
         Noise scale: the metric is smoothed as E[M(f + sigma * eps)], eps ~ N(0, I). Only sigma
-        relative to the score scale matters (M is scale free); SFA keeps that ratio stable.
+        relative to the score scale matters (M is scale free). With a unit Hessian and SFA the scores
+        tend to stay far below sigma, i.e. training sees a heavily smoothed metric (measured in
+        benchmarks/RESULTS.md §4); the learning rate and sigma together set how sharp it gets.
     nu : float, default 0.01
         SFA offset in ``(||f|| + nu)^2`` (paper §5.2; CatBoost's default).
     sfa : float, default 1.0
