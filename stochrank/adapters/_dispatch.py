@@ -20,7 +20,7 @@ import numpy as np
 
 from .._validation import check_scores, offsets_from_sizes, query_weights
 
-__all__ = ["BoosterCall", "DatasetInfo", "unpack_call"]
+__all__ = ["BoosterCall", "DatasetCache", "DatasetInfo"]
 
 # Parameter names (and aliases) under which each booster stores its learning rate.
 _LGB_LR_KEYS = ("learning_rate", "shrinkage_rate", "eta")
@@ -151,8 +151,3 @@ class DatasetCache:
             )
         preds = check_scores(preds.astype(np.float64, copy=False), n, "predictions")
         return BoosterCall(preds, info)
-
-
-def unpack_call(a: Any, b: Any, weight: Any = None, group: Any = None) -> BoosterCall:
-    """Uncached :meth:`DatasetCache.unpack` (for one-off evaluation)."""
-    return DatasetCache().unpack(a, b, weight, group)
