@@ -20,8 +20,9 @@ document). The learning rate is then the step size of plain gradient ascent on t
 
 **Weights.** Boosters do not apply weights to custom gradients; here a query weight multiplies both
 the gradient and the Hessian of its documents, so a leaf is the weighted mean gradient. Weights must
-be constant within a query (ranking metrics weight queries, not documents). CatBoost ignores weights
-in StochasticRank's derivatives and uses them only in the leaf denominator.
+be constant within a query (ranking metrics weight queries, not documents); a zero-weight query gets
+zero gradient and Hessian and drops out of training. CatBoost ignores weights in StochasticRank's
+derivatives and uses them only in the leaf denominator.
 
 **Reproducibility.** The noise of query q at the t-th call on a dataset comes from its own stream
 (seed, t, q): one seed gives bit-identical gradients for any thread count. LightGBM deep-copies the
