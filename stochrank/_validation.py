@@ -27,6 +27,7 @@ __all__ = [
     "offsets_from_qid",
     "offsets_from_sizes",
     "query_weights",
+    "stop_probabilities",
 ]
 
 
@@ -130,6 +131,26 @@ def check_labels(
             f"{owner} needs labels in [{low}, {high}]; found {bad.size} outside (e.g. {bad[0]!r}). {hint}".rstrip()
         )
     return arr
+
+
+def stop_probabilities(labels: np.ndarray, max_grade: float | None, owner: str) -> np.ndarray:
+    """Cascade stopping probabilities R (ERR, pFound) from validated float labels.
+
+    ``max_grade=None``: the labels are the probabilities and must lie in [0, 1] (CatBoost's convention);
+    a grade G: labels r in [0, G] map to R = (2**r - 1) / 2**G (Chapelle et al., 2009).
+    """
+    if max_grade is None:
+        check_labels(
+            labels, None, owner, low=0.0, high=1.0,
+            hint="Labels are read as stopping probabilities in [0, 1] (CatBoost) when max_grade=None; for "
+            "graded labels 0..G pass max_grade=G, which maps a grade r to (2**r - 1) / 2**G (Chapelle et al. 2009).",
+        )  # fmt: skip
+        return labels.copy()
+    check_labels(
+        labels, None, owner, low=0.0, high=float(max_grade),
+        hint=f"Raise max_grade above {labels.max():g}: pass a larger max_grade (now {max_grade:g}) or clip the labels.",
+    )  # fmt: skip
+    return (np.exp2(labels) - 1.0) / 2.0**max_grade
 
 
 def offsets_from_sizes(group: Any, n_rows: int, name: str = "group") -> np.ndarray:

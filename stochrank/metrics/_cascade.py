@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._parallel import run_parallel
-from .._validation import MAX_EXP_LABEL, check_real
+from .._validation import MAX_EXP_LABEL, check_real, stop_probabilities
 from ._common import empty_value, k_code, owner, prepare, reduce, ties_code
 from ._ordering import cutoff, rank_order
 
@@ -96,22 +96,13 @@ def _rr_parallel(labels, scores, offsets, threshold, k, ties, empty):
 def _stop_probabilities(
     name: str, labels: Any, scores: Any, group: Any, weight: Any, max_grade: Any
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
-    """Validated inputs plus R per document: the label itself, or (2^r - 1)/2^G for grades."""
-    if max_grade is None:
-        hint = (
-            f"{name} reads labels as stopping probabilities in [0, 1] (CatBoost). For graded labels "
-            "0..G pass max_grade=G, which maps a grade r to (2**r - 1) / 2**G (Chapelle et al. 2009)."
+    """Validated inputs plus the stopping probability R of every document."""
+    if max_grade is not None:
+        max_grade = check_real(
+            max_grade, "max_grade", owner(name), low=0.0, high=MAX_EXP_LABEL, low_open=True
         )
-        labels, scores, offsets, qweights = prepare(
-            labels, scores, group, weight, name, label_high=1.0, label_hint=hint
-        )
-        return labels, scores, labels, offsets, qweights
-    g = check_real(max_grade, "max_grade", owner(name), low=0.0, high=MAX_EXP_LABEL, low_open=True)
-    hint = f"Grades must lie in [0, max_grade]; pass a larger max_grade (now {g:g}) or clip the labels."
-    labels, scores, offsets, qweights = prepare(
-        labels, scores, group, weight, name, label_high=g, label_hint=hint
-    )
-    return labels, scores, (np.exp2(labels) - 1.0) / np.exp2(g), offsets, qweights
+    labels, scores, offsets, qweights = prepare(labels, scores, group, weight, name)
+    return labels, scores, stop_probabilities(labels, max_grade, owner(name)), offsets, qweights
 
 
 def err(

@@ -52,6 +52,7 @@ from .._validation import (
     check_real,
     check_scores,
     offsets_from_sizes,
+    stop_probabilities,
 )
 from ..adapters._dispatch import DatasetCache, DatasetInfo
 from ..kernels import (
@@ -181,21 +182,6 @@ class StochasticRankObjective:
             return KIND_RANKING
         return KIND_LSO if self._config["order"] == "input" else KIND_FILTERED
 
-    def _probabilities(self, labels: np.ndarray) -> np.ndarray:
-        max_grade = self._config["max_grade"]
-        owner = f"stochrank.{self._metric}"
-        if max_grade is None:
-            check_labels(
-                labels, None, owner, low=0.0, high=1.0,
-                hint="Labels are used as probabilities when max_grade=None; for graded labels 0..G pass "
-                "max_grade=G (R = (2**r - 1) / 2**G).",
-            )  # fmt: skip
-            return labels.copy()
-        check_labels(
-            labels, None, owner, low=0.0, high=float(max_grade), hint=f"Raise max_grade above {labels.max()}."
-        )
-        return (np.exp2(labels) - 1.0) / 2.0**max_grade
-
     def _gains(self, labels: np.ndarray) -> np.ndarray:
         owner = f"stochrank.{self._metric}"
         if self._config["gain"] == "exp":
@@ -216,11 +202,11 @@ class StochasticRankObjective:
             gain, cont = self._gains(labels), ones
             pos_weight = _position_weights(self._config["discount"], max_n + 3, k)
         elif metric == "err":
-            gain = self._probabilities(labels)
+            gain = stop_probabilities(labels, self._config["max_grade"], f"stochrank.{metric}")
             cont = 1.0 - gain
             pos_weight = _position_weights("position", max_n + 3, k)
         elif metric == "pfound":
-            gain = self._probabilities(labels)
+            gain = stop_probabilities(labels, self._config["max_grade"], f"stochrank.{metric}")
             cont = self._config["decay"] * (1.0 - gain)
             pos_weight = _position_weights("none", max_n + 3, k)
         elif metric == "mrr":
