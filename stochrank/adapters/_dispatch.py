@@ -2,7 +2,7 @@
 
 The same callable object is handed to ``lgb.train`` (``f(preds, Dataset)``), ``lightgbm.LGBMRanker``
 (``f(y_true, y_pred, weight, group)``), ``xgb.train`` (``f(preds, DMatrix)``) and stochrank's own
-estimators. Dispatch is on the type of the second argument, never on argument counts, so it keeps
+boosting loops (``f(preds, RankingTarget)``, e.g. on CatBoost trees). Dispatch is on the type of the second argument, never on argument counts, so it keeps
 working however LightGBM counts parameters (it counts ``(a, b, weight=None, group=None)`` as four and
 then passes ``group``; see LightGBM issue #7018 for the ``*args`` trap).
 
@@ -20,7 +20,7 @@ import numpy as np
 
 from .._validation import check_scores, offsets_from_sizes, query_weights
 
-__all__ = ["BoosterCall", "DatasetCache", "DatasetInfo"]
+__all__ = ["BoosterCall", "DatasetCache", "DatasetInfo", "RankingTarget"]
 
 # Parameter names (and aliases) under which each booster stores its learning rate.
 _LGB_LR_KEYS = ("learning_rate", "shrinkage_rate", "eta")
@@ -36,6 +36,25 @@ class DatasetInfo:
     library: str
     learning_rate: float | None = None
     state: dict[str, Any] = field(default_factory=dict)  # owned by the caller (objective / metric)
+
+
+class RankingTarget:
+    """A training set as stochrank's own boosting loops hand it to an objective: ``obj(preds, target)``.
+
+    Validated once here; keep one instance per training run (the objective's per-dataset state, such as
+    its call counter and SGLB shrinkage, is keyed by it).
+    """
+
+    def __init__(
+        self, labels: Any, group: Any, weight: Any = None, *, learning_rate: float | None = None
+    ) -> None:
+        self.labels = np.asarray(labels, dtype=np.float64).reshape(-1)
+        self.offsets = offsets_from_sizes(group, self.labels.size, "group")
+        self.weights = query_weights(weight, self.offsets, "weight")
+        self.learning_rate = learning_rate
+
+    def info(self) -> DatasetInfo:
+        return DatasetInfo(self.labels, self.offsets, self.weights, "stochrank", self.learning_rate)
 
 
 @dataclass
@@ -127,7 +146,9 @@ class DatasetCache:
 
     def unpack(self, a: Any, b: Any, weight: Any = None, group: Any = None) -> BoosterCall:
         """Normalise ``(preds, Dataset)``, ``(preds, DMatrix)`` or ``(y_true, y_pred, weight, group)``."""
-        if _is_xgb_dmatrix(b):
+        if isinstance(b, RankingTarget):
+            key, make, raw = b, b.info, a
+        elif _is_xgb_dmatrix(b):
             key, make, raw = b, (lambda: _xgb_info(b)), a
         elif _is_lgb_dataset(b):
             key, make, raw = b, (lambda: _lgb_info(b)), a
