@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 import stochrank
-from stochrank.data import RankingSplit, load_mq2008
+from stochrank.datasets import RankingSplit, load_mq2008
 
 # Small trees with large leaves: chosen on MQ2008's validation folds, where they help both methods
 # (tests/test_training_mq2008.py records the search).

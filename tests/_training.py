@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from stochrank.data import RankingSplit, load_mq2008
+from stochrank.datasets import RankingSplit, load_mq2008
 from stochrank.metrics import ndcg as _ndcg
 
 FOLDS = (1, 2, 3, 4, 5)

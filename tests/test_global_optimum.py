@@ -6,8 +6,9 @@ documents) LightGBM's ``lambdarank`` stops at a suboptimal ranking of train NDCG
 
 **Global optimum.** Every document is a one-hot vector, so a model can only give each *distinct* vector
 one score, and the train NDCG depends only on the weak ordering (order with ties) of those scores.
-The test enumerates every weak ordering of the distinct vectors (13 for three), scores each with
-worst-case ties (within a tie the lower label is shown first, as in the paper), and takes the maximum.
+The test enumerates (``stochrank.datasets.synthetic.global_optimum``) every weak ordering of the
+distinct vectors (13 for three), scores each with worst-case ties (within a tie the lower label is
+shown first, as in the paper), and takes the maximum.
 Ties never help under worst-case resolution (a tie scores at most as well as its worst strict
 refinement, query by query), so the maximum over strict orderings is the same; the test checks it.
 A trained booster is scored the same way: its raw scores on the train rows, worst-case ties.
@@ -44,14 +45,15 @@ prints those default-setting outcomes but asserts nothing about them.
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import lightgbm as lgb
 import numpy as np
 import pytest
 
 import stochrank
+from stochrank.datasets.synthetic import MULTIMODAL, Query, one_hot_instance
+from stochrank.datasets.synthetic import global_optimum as enumerate_optimum
 from stochrank.metrics import ndcg
 
 K = 3
@@ -62,12 +64,8 @@ SGLB = stochrank.SGLB(temperature=1e3, shrink_rate=1e-3)
 SIGMA = 0.3
 TOL = 1e-9
 
-# (one-hot document ids, labels) per query
-Query = tuple[tuple[int, ...], tuple[int, ...]]
-PAPER: list[Query] = [((0, 1, 2), (3, 2, 1)), ((2, 0), (3, 2))]  # x1, x2, x3 = ids 0, 1, 2
-A, B, C = 0, 1, 2
-CYCLIC: list[Query] = [((A, B), (3, 2)), ((A, C), (0, 1)), ((C, B), (2, 3))]
-INSTANCES = {"paper": PAPER, "cyclic": CYCLIC}
+# Instances and enumeration: stochrank.datasets.synthetic (scripts/make_synthetic.py writes them).
+INSTANCES = MULTIMODAL
 
 TREES = {
     "num_leaves": 8,
@@ -83,12 +81,8 @@ TREES = {
 
 
 def build(queries: Sequence[Query]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    n_docs = 1 + max(max(ids) for ids, _ in queries)
-    eye = np.eye(n_docs)
-    X = np.vstack([eye[list(ids)] for ids, _ in queries])
-    y = np.concatenate([np.asarray(labels, dtype=np.float64) for _, labels in queries])
-    group = np.array([len(ids) for ids, _ in queries])
-    return X, y, group
+    data = one_hot_instance(queries)
+    return data.X, data.y, data.group
 
 
 def train_ndcg(X: np.ndarray, y: np.ndarray, group: np.ndarray, scores: np.ndarray) -> float:
@@ -96,24 +90,9 @@ def train_ndcg(X: np.ndarray, y: np.ndarray, group: np.ndarray, scores: np.ndarr
     return float(ndcg(y, scores, group, k=K, ties="worst"))
 
 
-def weak_orderings(n: int) -> Iterator[tuple[int, ...]]:
-    """Every ordered partition of n items, as a level per item (level 0 ranks first)."""
-    for levels in itertools.product(range(n), repeat=n):
-        if set(levels) == set(range(max(levels) + 1)):
-            yield levels
-
-
 def global_optimum(X: np.ndarray, y: np.ndarray, group: np.ndarray) -> tuple[float, float]:
     """(max over weak orderings, max over strict orderings) of train NDCG@3 for one score per vector."""
-    vectors, row_vector = np.unique(X, axis=0, return_inverse=True)
-    n = len(vectors)
-
-    def value(levels: Sequence[int]) -> float:
-        return train_ndcg(X, y, group, -np.asarray(levels, dtype=np.float64)[row_vector])
-
-    weak = max(value(levels) for levels in weak_orderings(n))
-    strict = max(value(perm) for perm in itertools.permutations(range(n)))
-    return weak, strict
+    return enumerate_optimum(X, y, group, k=K)
 
 
 def fit_scores(X: np.ndarray, y: np.ndarray, group: np.ndarray, objective: object, seed: int = 0,

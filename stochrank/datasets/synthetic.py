@@ -1,0 +1,195 @@
+"""Synthetic ranking data: MSLR-shaped data for scale, and multimodal instances with a known optimum.
+
+**MSLR-shaped** (:func:`mslr_like`): query lengths ~ Normal(120, 30) rounded (at least 2), grades 0..4
+drawn with MSLR-WEB30K's skew (52 / 32 / 13 / 2 / 1 %), 136 float32 features of which the first quarter
+are noisy copies of the grade (signal falling from 1 to 0.1 per column) and the rest pure N(0, 1) noise.
+It has MSLR's shapes and label skew, not its feature distributions: use it for timing and scaling, not
+for quality claims. :func:`write_mslr_like` writes it in MSLR's layout, readable as
+``stochrank.datasets.load("synthetic-mslr", root=...)``.
+
+**Multimodal instances** (:data:`PAPER`, :data:`CYCLIC`): every document is a one-hot vector, so a
+model can only give each *distinct* vector one score and the train NDCG@k depends only on the weak
+ordering of those scores: :func:`global_optimum` enumerates them all (13 for three vectors) with
+worst-case ties (within a tie the lower label is shown first, as in the paper). Ties never help under
+worst-case resolution, so the maximum over strict orderings is the same; both are returned.
+
+* ``PAPER`` — §7.1 of Ustimenko & Prokhorenkova (ICML 2020): r1 = (3, 2, 1) on x1, x2, x3 and
+  r2 = (3, 2) on x3, x1; NDCG@3 optimum 0.917 (x1 > x2 > x3); LambdaMART's 0.903 is x1 > x3 > x2.
+* ``CYCLIC`` — three two-document queries over one-hot A, B, C whose preferences form a cycle
+  (q1 A:3 > B:2, q2 C:1 > A:0, q3 B:3 > C:2). No ranking satisfies all three; the optima drop one cheap
+  query (B > C > A or C > A > B, NDCG@3 0.9447), while LambdaMART's compromise C > B > A keeps the
+  expensive q2 and drops both cheap ones (0.8893). ``tests/test_global_optimum.py`` trains on both.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from .._validation import check_int
+from ._svmlight import RankingSplit
+
+__all__ = [
+    "CYCLIC",
+    "MSLR_LABEL_P",
+    "MSLR_MEAN_DOCS",
+    "MULTIMODAL",
+    "PAPER",
+    "Query",
+    "global_optimum",
+    "mslr_like",
+    "one_hot_instance",
+    "optimal_orders",
+    "weak_orderings",
+    "write_mslr_like",
+    "write_svmlight",
+]
+
+# MSLR-WEB30K's label distribution (grades 0..4), rounded: 52 / 32 / 13 / 2 / 1 %.
+MSLR_LABEL_P = np.array([0.52, 0.32, 0.13, 0.02, 0.01])
+MSLR_MEAN_DOCS = 120
+MSLR_FEATURES = 136
+
+
+# ----------------------------------------------------------------------------------- MSLR-shaped
+def mslr_like(
+    n_queries: int, *, n_features: int = MSLR_FEATURES, mean_docs: int = MSLR_MEAN_DOCS, seed: int = 0
+) -> RankingSplit:
+    """MSLR-shaped synthetic data (see the module docstring for the generative model).
+
+    Parameters
+    ----------
+    n_queries : int
+        Number of queries; about ``mean_docs * n_queries`` rows.
+    n_features : int
+        Feature columns (MSLR: 136); the first ``max(1, n_features // 4)`` carry the grade.
+    mean_docs : int
+        Mean documents per query (sd ``mean_docs / 4``, at least 2 per query).
+    seed : int
+        Seed of the generator; the same arguments give the same arrays.
+
+    Returns
+    -------
+    RankingSplit
+        float32 ``X``, float64 grades 0..4, qid 1..n_queries (sorted), ``group`` the query lengths.
+    """
+    check_int(n_queries, "n_queries", "mslr_like", low=1)
+    check_int(n_features, "n_features", "mslr_like", low=1)
+    check_int(mean_docs, "mean_docs", "mslr_like", low=2)
+    check_int(seed, "seed", "mslr_like", low=0)
+    rng = np.random.default_rng(seed)
+    sizes = np.maximum(np.rint(rng.normal(mean_docs, mean_docs / 4, n_queries)).astype(np.int64), 2)
+    n_docs = int(sizes.sum())
+    labels = rng.choice(MSLR_LABEL_P.size, size=n_docs, p=MSLR_LABEL_P).astype(np.float64)
+    X = rng.standard_normal((n_docs, n_features), dtype=np.float32)
+    informative = max(1, n_features // 4)
+    X[:, :informative] += labels.astype(np.float32)[:, None] * np.linspace(
+        1.0, 0.1, informative, dtype=np.float32
+    )
+    qid = np.repeat(np.arange(1, n_queries + 1, dtype=np.int64), sizes)
+    return RankingSplit(X, labels, qid, sizes)
+
+
+def write_svmlight(split: RankingSplit, path: str | os.PathLike[str], decimals: int | None = 6) -> Path:
+    """Write ``split`` as a LETOR/SVMlight file (one-based indices, ``qid:``), gzip-compressed if the
+    name ends in ``.gz``. Uses :func:`sklearn.datasets.dump_svmlight_file`; zero features are omitted.
+
+    Feature values are rounded to ``decimals`` decimals (MSLR's files carry 6), which keeps the file
+    about a third of the size of full float precision; None writes them unrounded."""
+    import gzip
+
+    from sklearn.datasets import dump_svmlight_file
+
+    X = np.asarray(split.X, dtype=np.float64)
+    if decimals is not None:
+        X = np.round(X, decimals)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "wb") if path.suffix == ".gz" else open(path, "wb") as handle:
+        dump_svmlight_file(X, split.y, handle, zero_based=False, query_id=split.qid)
+    return path
+
+
+def write_mslr_like(
+    directory: str | os.PathLike[str], n_queries: Sequence[int] = (6000, 2000, 2000), *, seed: int = 0
+) -> dict[str, Path]:
+    """Write ``Fold1/{train,vali,test}.txt`` of MSLR-shaped data under ``directory`` (MSLR's layout).
+
+    ``n_queries`` gives the queries of train, vali and test; each split has its own generator stream
+    (``SeedSequence(seed).spawn(3)``). With ``directory = <root>/synthetic-mslr`` the files load as
+    ``stochrank.datasets.load("synthetic-mslr", split=..., root=<root>)``.
+    """
+    if len(n_queries) != 3:
+        raise ValueError(f"'n_queries' must give three counts (train, vali, test); got {n_queries!r}.")
+    streams = np.random.SeedSequence(seed).spawn(3)
+    paths = {}
+    for split, count, stream in zip(("train", "vali", "test"), n_queries, streams, strict=True):
+        data = mslr_like(count, seed=int(stream.generate_state(1)[0]))
+        paths[split] = write_svmlight(data, Path(directory) / "Fold1" / f"{split}.txt")
+    return paths
+
+
+# ------------------------------------------------------------------------------------ multimodal
+# One query: (one-hot document ids, their labels).
+Query = tuple[tuple[int, ...], tuple[int, ...]]
+PAPER: list[Query] = [((0, 1, 2), (3, 2, 1)), ((2, 0), (3, 2))]  # x1, x2, x3 = ids 0, 1, 2
+_A, _B, _C = 0, 1, 2
+CYCLIC: list[Query] = [((_A, _B), (3, 2)), ((_A, _C), (0, 1)), ((_C, _B), (2, 3))]
+MULTIMODAL: dict[str, list[Query]] = {"paper": PAPER, "cyclic": CYCLIC}
+
+
+def one_hot_instance(queries: Sequence[Query]) -> RankingSplit:
+    """The instance as data: row i is the one-hot vector of its document id; qid is the query index."""
+    n_ids = 1 + max(max(ids) for ids, _ in queries)
+    X = np.eye(n_ids)[np.concatenate([np.asarray(ids, dtype=np.int64) for ids, _ in queries])]
+    y = np.concatenate([np.asarray(labels, dtype=np.float64) for _, labels in queries])
+    group = np.array([len(ids) for ids, _ in queries], dtype=np.int64)
+    return RankingSplit(X, y, np.repeat(np.arange(group.size, dtype=np.int64), group), group)
+
+
+def weak_orderings(n: int) -> Iterator[tuple[int, ...]]:
+    """Every ordered partition of n items, as a level per item (level 0 ranks first)."""
+    for levels in itertools.product(range(n), repeat=n):
+        if set(levels) == set(range(max(levels) + 1)):
+            yield levels
+
+
+def _order_value(X: np.ndarray, y: np.ndarray, group: np.ndarray, k: int):
+    from ..metrics import ndcg
+
+    # Distinct rows numbered by first appearance (for a one-hot instance: by document id).
+    _, first, inverse = np.unique(X, axis=0, return_index=True, return_inverse=True)
+    number = np.empty(first.size, dtype=np.int64)
+    number[np.argsort(first)] = np.arange(first.size)
+    row_vector = number[inverse.reshape(-1)]
+
+    def value(levels: Sequence[int]) -> float:
+        scores = -np.asarray(levels, dtype=np.float64)[row_vector]
+        return float(ndcg(y, scores, group, k=k, ties="worst"))
+
+    return value, first.size
+
+
+def global_optimum(X: np.ndarray, y: np.ndarray, group: np.ndarray, k: int = 3) -> tuple[float, float]:
+    """(max over weak orderings, max over strict orderings) of the mean train NDCG@k with worst-case ties,
+    when each distinct row of ``X`` gets one score (exact for one-hot instances; a brute force over
+    ``n!``-ish orderings, so keep the number of distinct rows small)."""
+    value, n = _order_value(X, y, group, k)
+    weak = max(value(levels) for levels in weak_orderings(n))
+    strict = max(value(perm) for perm in itertools.permutations(range(n)))
+    return weak, strict
+
+
+def optimal_orders(X: np.ndarray, y: np.ndarray, group: np.ndarray, k: int = 3, tol: float = 1e-12
+                   ) -> list[tuple[int, ...]]:  # fmt: skip
+    """Every strict ordering that reaches the optimum of :func:`global_optimum`, as the rank (0 = shown
+    first) of each distinct row of ``X`` in order of first appearance (for the one-hot instances: of each
+    document id). ``PAPER`` gives ``[(0, 1, 2)]``: x1 > x2 > x3."""
+    value, n = _order_value(X, y, group, k)
+    values = {perm: value(perm) for perm in itertools.permutations(range(n))}
+    best = max(values.values())
+    return [perm for perm, v in values.items() if v >= best - tol]
