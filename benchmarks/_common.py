@@ -29,9 +29,11 @@ RESULTS = REPO / "benchmarks" / "RESULTS.md"
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-# MSLR-WEB30K's label distribution (grades 0..4), rounded: 52 / 32 / 13 / 2 / 1 %.
-MSLR_LABEL_P = np.array([0.52, 0.32, 0.13, 0.02, 0.01])
-MSLR_MEAN_DOCS = 120
+from stochrank.datasets.synthetic import (
+    MSLR_MEAN_DOCS,
+    mslr_grades,
+    mslr_query_sizes,
+)
 
 _RESULTS_HEADER = """# stochrank benchmarks
 
@@ -43,17 +45,6 @@ absolute times drift between runs: compare the ratios measured side by side with
 
 
 # ---------------------------------------------------------------------------------------- data
-def query_sizes(n_queries: int, rng: np.random.Generator, mean: int = MSLR_MEAN_DOCS) -> np.ndarray:
-    """Documents per query, drawn around ``mean`` (normal, sd = mean / 4, at least 2)."""
-    sizes = np.rint(rng.normal(mean, mean / 4, n_queries)).astype(np.int64)
-    return np.maximum(sizes, 2)
-
-
-def mslr_labels(n_docs: int, rng: np.random.Generator) -> np.ndarray:
-    """Relevance grades 0..4 with MSLR's skew (float64)."""
-    return rng.choice(MSLR_LABEL_P.size, size=n_docs, p=MSLR_LABEL_P).astype(np.float64)
-
-
 def mid_training_scores(labels: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Scores a half-trained model might give: 0.5 * label plus unit Gaussian noise."""
     return 0.5 * labels + rng.standard_normal(labels.size)
@@ -62,9 +53,9 @@ def mid_training_scores(labels: np.ndarray, rng: np.random.Generator) -> np.ndar
 def ranking_data(n_queries: int, seed: int = 0, mean_docs: int = MSLR_MEAN_DOCS):
     """``(sizes, offsets, labels)`` for ``n_queries`` MSLR-shaped queries."""
     rng = np.random.default_rng(seed)
-    sizes = query_sizes(n_queries, rng, mean_docs)
+    sizes = mslr_query_sizes(n_queries, rng, mean_docs)
     offsets = np.concatenate(([0], np.cumsum(sizes)))
-    return sizes, offsets, mslr_labels(int(offsets[-1]), rng)
+    return sizes, offsets, mslr_grades(int(offsets[-1]), rng)
 
 
 def fixed_length_data(n_docs_total: int, length: int, seed: int = 0):
@@ -72,18 +63,7 @@ def fixed_length_data(n_docs_total: int, length: int, seed: int = 0):
     rng = np.random.default_rng(seed)
     n_queries = max(1, round(n_docs_total / length))
     sizes = np.full(n_queries, length, dtype=np.int64)
-    return sizes, mslr_labels(n_queries * length, rng)
-
-
-def ranking_features(labels: np.ndarray, n_features: int, rng: np.random.Generator) -> np.ndarray:
-    """A float32 feature matrix: a quarter of the columns are noisy copies of the label (signal to
-    noise falling with the column index), the rest pure noise."""
-    n = labels.size
-    X = rng.standard_normal((n, n_features), dtype=np.float32)
-    informative = max(1, n_features // 4)
-    strength = np.linspace(1.0, 0.1, informative, dtype=np.float32)
-    X[:, :informative] += labels.astype(np.float32)[:, None] * strength
-    return X
+    return sizes, mslr_grades(n_queries * length, rng)
 
 
 def lgb_ranking_dataset(labels: np.ndarray, sizes: np.ndarray):

@@ -34,11 +34,11 @@ import numpy as np
 from _common import (
     MSLR_MEAN_DOCS,
     fmt,
+    grade_features,
     lgb_ranking_dataset,
     markdown_table,
     median,
     ranking_data,
-    ranking_features,
     section_header,
     write_section,
 )
@@ -99,7 +99,7 @@ def _data(cfg: Config):
     """``(X, labels, sizes)``: about ``cfg.rows`` MSLR-shaped rows with ``cfg.features`` features."""
     n_queries = max(2, cfg.rows // MSLR_MEAN_DOCS)
     sizes, _, labels = ranking_data(n_queries, cfg.seed)
-    X = ranking_features(labels, cfg.features, np.random.default_rng(cfg.seed + 1))
+    X = grade_features(labels, cfg.features, np.random.default_rng(cfg.seed + 1))
     return X, labels, sizes
 
 

@@ -41,7 +41,10 @@ __all__ = [
     "PAPER",
     "Query",
     "global_optimum",
+    "grade_features",
+    "mslr_grades",
     "mslr_like",
+    "mslr_query_sizes",
     "one_hot_instance",
     "optimal_orders",
     "weak_orderings",
@@ -82,16 +85,32 @@ def mslr_like(
     check_int(mean_docs, "mean_docs", "mslr_like", low=2)
     check_int(seed, "seed", "mslr_like", low=0)
     rng = np.random.default_rng(seed)
-    sizes = np.maximum(np.rint(rng.normal(mean_docs, mean_docs / 4, n_queries)).astype(np.int64), 2)
-    n_docs = int(sizes.sum())
-    labels = rng.choice(MSLR_LABEL_P.size, size=n_docs, p=MSLR_LABEL_P).astype(np.float64)
-    X = rng.standard_normal((n_docs, n_features), dtype=np.float32)
+    sizes = mslr_query_sizes(n_queries, rng, mean_docs)
+    labels = mslr_grades(int(sizes.sum()), rng)
+    X = grade_features(labels, n_features, rng)
+    qid = np.repeat(np.arange(1, n_queries + 1, dtype=np.int64), sizes)
+    return RankingSplit(X, labels, qid, sizes)
+
+
+def mslr_query_sizes(n_queries: int, rng: np.random.Generator, mean_docs: int = MSLR_MEAN_DOCS) -> np.ndarray:
+    """Documents per query: Normal(mean_docs, mean_docs / 4) rounded, at least 2."""
+    return np.maximum(np.rint(rng.normal(mean_docs, mean_docs / 4, n_queries)).astype(np.int64), 2)
+
+
+def mslr_grades(n_docs: int, rng: np.random.Generator) -> np.ndarray:
+    """Relevance grades 0..4 (float64) with MSLR-WEB30K's skew."""
+    return rng.choice(MSLR_LABEL_P.size, size=n_docs, p=MSLR_LABEL_P).astype(np.float64)
+
+
+def grade_features(labels: np.ndarray, n_features: int, rng: np.random.Generator) -> np.ndarray:
+    """float32 features: the first ``max(1, n_features // 4)`` columns are N(0, 1) plus the grade times
+    a strength falling from 1 to 0.1, the rest pure N(0, 1) noise."""
+    X = rng.standard_normal((labels.size, n_features), dtype=np.float32)
     informative = max(1, n_features // 4)
     X[:, :informative] += labels.astype(np.float32)[:, None] * np.linspace(
         1.0, 0.1, informative, dtype=np.float32
     )
-    qid = np.repeat(np.arange(1, n_queries + 1, dtype=np.int64), sizes)
-    return RankingSplit(X, labels, qid, sizes)
+    return X
 
 
 def write_svmlight(split: RankingSplit, path: str | os.PathLike[str], decimals: int | None = 6) -> Path:
