@@ -2,7 +2,8 @@
 
 StochasticRank (Ustimenko & Prokhorenkova, ICML 2020): coordinate-conditional-sampling gradients of
 noise-smoothed NDCG@k, DCG@k, ERR@k, pFound@k, MRR and learning-to-select-with-order, with relevance
-shift, scale-free acceleration and SGLB.
+shift, scale-free acceleration and SGLB; exact SoftRank (Taylor et al., WSDM 2008) with constant or
+per-document (Gaussian-process) score variances.
 
 >>> import lightgbm as lgb, stochrank
 >>> booster = lgb.train({"objective": stochrank.ndcg(k=5)}, train_set)  # doctest: +SKIP
@@ -10,13 +11,27 @@ shift, scale-free acceleration and SGLB.
 
 from . import metrics
 from .metrics import group_sizes
-from .objectives import SGLB, StochasticRankObjective, dcg, err, lso, mrr, ndcg, pfound
+from .objectives import (
+    SGLB,
+    RankingObjective,
+    SoftRankObjective,
+    StochasticRankObjective,
+    dcg,
+    err,
+    lso,
+    mrr,
+    ndcg,
+    pfound,
+    softrank,
+)
 
 __version__ = "0.1.0"
 
 
 __all__ = [
     "SGLB",
+    "RankingObjective",
+    "SoftRankObjective",
     "StochasticRankObjective",
     "dcg",
     "err",
@@ -26,4 +41,5 @@ __all__ = [
     "mrr",
     "ndcg",
     "pfound",
+    "softrank",
 ]

@@ -381,3 +381,44 @@ def naive_ccs_batch(a, Z, gain, cont, pos_weight, k, sigma, conditioning="exact"
             dens_hi = np.exp(-0.5 * ((v[:, i - 1] - m) / s) ** 2) * INV_SQRT_2PI / s if i > 0 else 0.0
             out[:, d] += M_i * (dens_lo - dens_hi)
     return out
+
+
+# SOFTRANK TWINS ================================================================================
+# SoftRank's model (Taylor et al., 2008): document j's rank is the number of documents that beat it, the
+# pairwise events "i beats j" being independent Bernoulli(pi_ij), pi_ij = Phi((m_i - m_j)/sqrt(v_i + v_j))
+# (a step when v_i + v_j = 0, 1/2 on a tie). The twins enumerate all 2^(n-1) win/loss patterns of each
+# document, with their exact probabilities, instead of running the recursion.
+
+
+def naive_softrank_pi(mean, var, i, j):
+    """P(doc i beats doc j) in SoftRank's model."""
+    d = mean[i] - mean[j]
+    s2 = var[i] + var[j]
+    if s2 <= 0.0:
+        return 1.0 if d > 0 else (0.0 if d < 0 else 0.5)
+    return naive_normal_cdf(d / math.sqrt(s2))
+
+
+def naive_softrank_distribution(mean, var):
+    """p[j, r] = P(rank of j = r) for r = 0..n-1, by enumerating every win/loss pattern of j."""
+    import itertools
+
+    n = len(mean)
+    p = np.zeros((n, n))
+    for j in range(n):
+        others = [i for i in range(n) if i != j]
+        pis = [naive_softrank_pi(mean, var, i, j) for i in others]
+        for pattern in itertools.product((0, 1), repeat=n - 1):
+            prob = 1.0
+            for beaten, pi in zip(pattern, pis):
+                prob *= pi if beaten else 1.0 - pi
+            p[j, sum(pattern)] += prob
+    return p
+
+
+def naive_softrank_dcg(mean, var, gain, pos_weight, k=None):
+    """Expected DCG@k under SoftRank's rank distributions: sum_j gain_j sum_{r<k} p_j(r) w_r."""
+    n = len(mean)
+    K = naive_truncation(k, n)
+    p = naive_softrank_distribution(mean, var)
+    return float(sum(gain[j] * p[j, r] * pos_weight[r] for j in range(n) for r in range(K)))

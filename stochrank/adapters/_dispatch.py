@@ -7,7 +7,9 @@ working however LightGBM counts parameters (it counts ``(a, b, weight=None, grou
 then passes ``group``; see LightGBM issue #7018 for the ``*args`` trap).
 
 Labels and query boundaries are read once per dataset and cached, keyed weakly by the Dataset /
-DMatrix (or, for LGBMRanker, by the label array LightGBM passes on every call).
+DMatrix (or, for LGBMRanker, by the label array LightGBM passes on every call). Objectives that need the
+training features (a variance model evaluated on them) get them on request from the call's ``source``
+with :func:`training_features`.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import numpy as np
 
 from .._validation import check_scores, offsets_from_sizes, query_weights
 
-__all__ = ["BoosterCall", "DatasetCache", "DatasetInfo", "RankingTarget"]
+__all__ = ["BoosterCall", "DatasetCache", "DatasetInfo", "RankingTarget", "training_features"]
 
 # Parameter names (and aliases) under which each booster stores its learning rate.
 _LGB_LR_KEYS = ("learning_rate", "shrinkage_rate", "eta")
@@ -59,10 +61,15 @@ class RankingTarget:
 
 @dataclass
 class BoosterCall:
-    """One call from a booster: current raw scores plus the cached dataset facts."""
+    """One call from a booster: current raw scores plus the cached dataset facts.
+
+    ``source`` is the training set object the booster passed (Dataset, DMatrix, RankingTarget), or None
+    for ``(y_true, y_pred, weight, group)`` calls; it is not cached.
+    """
 
     preds: np.ndarray
     info: DatasetInfo
+    source: Any = None
 
 
 def _is_xgb_dmatrix(obj: Any) -> bool:
@@ -156,6 +163,7 @@ class DatasetCache:
             # LGBMRanker passes the Dataset's own label array on every call: use it as the key.
             key = a if isinstance(a, np.ndarray) else None
             make, raw = (lambda: _sklearn_info(a, weight, group)), b
+            b = None  # LGBMRanker passes no training set, hence no features
         info = self._get(key) if key is not None else None
         if info is None:
             info = make()
@@ -171,4 +179,47 @@ class DatasetCache:
                 f"{preds.shape}. Do not set num_class / num_target / multi_strategy with a ranking objective."
             )
         preds = check_scores(preds.astype(np.float64, copy=False), n, "predictions")
-        return BoosterCall(preds, info)
+        return BoosterCall(preds, info, b)
+
+
+def _dense(data: Any, absent: float) -> np.ndarray:
+    """A 2-D float64 array from numpy / scipy.sparse / pandas-like data; sparse gaps become ``absent``."""
+    if hasattr(data, "tocsr"):  # scipy.sparse
+        csr = data.tocsr()
+        out = np.full(csr.shape, absent, dtype=np.float64)
+        rows = np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr))
+        out[rows, csr.indices] = csr.data
+        return out
+    if hasattr(data, "to_numpy"):  # pandas / polars / pyarrow-like frames
+        data = data.to_numpy()
+    return np.asarray(data, dtype=np.float64)
+
+
+def training_features(source: Any) -> tuple[np.ndarray | None, str]:
+    """The feature matrix of a training set as a 2-D float64 array, or ``(None, why it is unavailable)``.
+
+    * LightGBM ``Dataset``: its raw data, kept only with ``free_raw_data=False`` (subsets made by
+      ``lgb.cv`` are sliced from the reference's raw data);
+    * XGBoost ``DMatrix``: ``DMatrix.get_data()`` (values as float32; XGBoost's missing entries come back
+      as NaN). A ``QuantileDMatrix`` holds only bin indices, so it has no features to give;
+    * ``RankingTarget`` and ``(y_true, y_pred, weight, group)`` calls carry no features.
+    """
+    if source is None:
+        return None, "LightGBM's scikit-learn API (LGBMRanker) passes no features to objectives"
+    if isinstance(source, RankingTarget):
+        return None, "a RankingTarget holds labels and query groups only"
+    if _is_xgb_dmatrix(source):
+        if any(c.__name__.endswith("QuantileDMatrix") for c in type(source).__mro__):
+            return None, f"an XGBoost {type(source).__name__} stores quantised features only"
+        return _dense(source.get_data(), np.nan), ""
+    if _is_lgb_dataset(source):
+        from lightgbm.basic import LightGBMError  # a LightGBM Dataset: lightgbm is installed
+
+        try:
+            data = source.get_data()
+        except LightGBMError:  # raw data freed (free_raw_data=True, LightGBM's default)
+            return None, "the LightGBM Dataset freed its raw data (build it with free_raw_data=False)"
+        if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
+            return None, f"the LightGBM Dataset was built from a file ({data!s})"
+        return _dense(data, 0.0), ""
+    return None, f"{type(source).__name__} carries no features"

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import xgboost as xgb
 
-from ..objectives import StochasticRankObjective
+from ..objectives import RankingObjective
 
 __all__ = ["XGBRanker"]
 
@@ -150,13 +150,13 @@ class XGBRanker(xgb.XGBRanker):
 
     def _default_metric(self) -> str:
         obj = self.objective
-        k = getattr(obj, "k", None) if isinstance(obj, StochasticRankObjective) else None
+        k = getattr(obj, "k", None) if isinstance(obj, RankingObjective) else None
         return "ndcg" if k is None else f"ndcg@{k}"
 
     def _objective_with_learning_rate(self, params: dict[str, Any]) -> Any:
         obj = self.objective
         if (
-            not isinstance(obj, StochasticRankObjective)
+            not isinstance(obj, RankingObjective)
             or obj.sglb is None
             or obj.sglb.learning_rate is not None
         ):
@@ -165,7 +165,7 @@ class XGBRanker(xgb.XGBRanker):
         lr = _DEFAULT_ETA if lr is None else float(lr)
         config = obj.config
         config["sglb"] = dataclasses.replace(obj.sglb, learning_rate=lr)
-        return StochasticRankObjective(obj.metric, **config)
+        return type(obj)(obj.metric, **config)
 
     def predict(self, X: Any, **kwargs: Any) -> np.ndarray:  # type: ignore[override]
         """Ranking scores (raw margins; ``base_margin`` is excluded unless passed again)."""

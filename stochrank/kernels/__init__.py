@@ -2,6 +2,7 @@
 
 from .ccs import ccs_query
 from .lso import lso_query
+from .softrank import softrank_batch, softrank_query, softrank_rank_distribution
 from .stochastic_rank import (
     KIND_FILTERED,
     KIND_LSO,
@@ -23,5 +24,8 @@ __all__ = [
     "langevin_noise",
     "lso_query",
     "smoothed_gradient",
+    "softrank_batch",
+    "softrank_query",
+    "softrank_rank_distribution",
     "varying_queries",
 ]

@@ -7,7 +7,8 @@ One :class:`StochasticRankObjective` works unchanged as
 * ``xgb.train(params, dtrain, obj=obj)`` and ``xgb.cv`` — called as ``obj(preds, DMatrix)``;
 * ``stochrank.xgboost.XGBRanker(objective=obj)``.
 
-It returns ``(grad, hess)`` for *minimisation*: ``grad = -w_q \hat\nabla E[M]`` (plus SGLB noise) and
+The booster call (caches, weights, run restarts, SGLB) is :class:`~._base.RankingObjective`'s; it
+returns ``(grad, hess)`` for *minimisation*: ``grad = -w_q \hat\nabla E[M]`` (plus SGLB noise) and
 ``hess = w_q``.
 
 **Why a unit Hessian.** The smoothed metric's Hessian is indefinite and its Monte-Carlo estimate is
@@ -33,11 +34,7 @@ counter restarts: training the same object twice gives the same model.
 
 from __future__ import annotations
 
-import copy
-import functools
-import inspect
 import warnings
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -54,25 +51,14 @@ from .._validation import (
     offsets_from_sizes,
     stop_probabilities,
 )
-from ..adapters._dispatch import DatasetCache, DatasetInfo
-from ..kernels import (
-    KIND_FILTERED,
-    KIND_LSO,
-    KIND_RANKING,
-    booster_gradients,
-    ideal_dcg,
-    langevin_noise,
-    smoothed_gradient,
-    varying_queries,
-)
+from ..adapters._dispatch import BoosterCall, DatasetInfo
+from ..kernels import KIND_FILTERED, KIND_LSO, KIND_RANKING, ideal_dcg, smoothed_gradient, varying_queries
+from ._base import RankingObjective, documented
 from .sglb import SGLB
 
 __all__ = ["StochasticRankObjective", "dcg", "err", "lso", "mrr", "ndcg", "pfound"]
 
 _SEED_LIMIT = 2**63
-# Below this SGLB scale the booster's unshrunk model (and the gradients handed to it, divided by the
-# scale) would leave float32, which both boosters use for gradients and XGBoost for margins.
-_MIN_SGLB_SCALE = 1e-25
 
 # Names people bring from CatBoost's loss string, with the stochrank name to use instead.
 _CATBOOST_NAMES = {
@@ -111,69 +97,14 @@ def _position_weights(discount: str, length: int, k: int | None) -> np.ndarray:
     return w
 
 
-class StochasticRankObjective:
+class StochasticRankObjective(RankingObjective):
     """A StochasticRank objective; build one with :func:`ndcg`, :func:`dcg`, :func:`err`,
     :func:`pfound`, :func:`mrr` or :func:`lso`.
 
     Attributes are read-only configuration; per-dataset state (encoded labels, the call counter, SGLB
     shrinkage) lives in a cache keyed weakly by the training Dataset/DMatrix, which deep copies and
-    pickles drop.
+    pickles drop (see :class:`~._base.RankingObjective`).
     """
-
-    def __init__(self, metric: str, **config: Any) -> None:
-        self._metric = metric
-        self._config = dict(config)
-        self._cache = DatasetCache()
-
-    # ------------------------------------------------------------------ configuration
-    @property
-    def metric(self) -> str:
-        """Which metric is optimised: 'ndcg', 'dcg', 'err', 'pfound', 'mrr' or 'lso'."""
-        return self._metric
-
-    @property
-    def config(self) -> dict[str, Any]:
-        """The constructor's keyword arguments (a copy).
-
-        Deliberately not ``get_params``: scikit-learn would take the objective for a nested estimator
-        and try to re-create it through ``get_params`` / ``set_params`` when cloning an estimator.
-        """
-        return dict(self._config)
-
-    def __getattr__(self, name: str) -> Any:
-        config = self.__dict__.get("_config", {})
-        if name in config:
-            return config[name]
-        raise AttributeError(name)
-
-    @property
-    def name(self) -> str:
-        """Short name such as ``'ndcg@5'`` (the metric to watch while training)."""
-        k = self._config.get("k")
-        return self._metric if k is None else f"{self._metric}@{k}"
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{key}={value!r}" for key, value in self._config.items())
-        return f"stochrank.{self._metric}({args})"
-
-    def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, StochasticRankObjective)
-            and other._metric == self._metric
-            and other._config == self._config
-        )
-
-    def __hash__(self) -> int:
-        return hash((self._metric, repr(self._config)))
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {"metric": self._metric, "config": self._config}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["metric"], **state["config"])  # type: ignore[misc]
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> StochasticRankObjective:
-        return type(self)(self._metric, **copy.deepcopy(self._config, memo))
 
     # ------------------------------------------------------------------ encoding
     @property
@@ -257,76 +188,10 @@ class StochasticRankObjective:
         check_int(call, "call", "gradient", low=0)
         return self._ascent(scores, labels, offsets, self._encode(labels, offsets), call)
 
-    def __call__(
-        self, a: Any, b: Any, weight: Any = None, group: Any = None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Booster entry point: ``(preds, Dataset | DMatrix)`` or ``(y_true, y_pred, weight, group)``."""
-        booster_call = self._cache.unpack(a, b, weight, group)
-        info, preds = booster_call.info, booster_call.preds
-        state = info.state
-        if "encoding" not in state:
-            state["encoding"] = self._encode(info.labels, info.offsets)
-            state["lr"] = self._sglb_learning_rate(info)
-            self._warn_base_score(info, preds)
-        at_start = "first_preds" in state and np.array_equal(preds, state["first_preds"])
-        if "first_preds" not in state or (at_start and state["moved"]):
-            # A (new) training run starts from these scores: restart the noise streams and SGLB.
-            # (Scores that never moved, e.g. trees without splits, are the same run going on.)
-            state["first_preds"] = preds.copy()
-            state["call"] = 0
-            state["scale"] = 1.0
-            at_start = True
-        state["moved"] = not at_start
-        call = state["call"]
-        sglb: SGLB | None = self._config.get("sglb")
-        if sglb is not None:
-            state["scale"] *= sglb.shrink(call, state["lr"])
-            if state["scale"] < _MIN_SGLB_SCALE:
-                raise ValueError(
-                    f"SGLB shrinkage has scaled the model by {state['scale']:.3g} after {call} iterations. "
-                    "LightGBM and XGBoost keep the unshrunk model F/C_t, whose gradients and scores would now "
-                    "overflow float32. Use fewer iterations, a smaller shrink_rate (rate * learning_rate * "
-                    "iterations must stay below ~57), or shrink_mode='decreasing'."
-                )
-        scale = state["scale"]
-        enc: _Encoding = state["encoding"]
-        ascent = self._ascent(preds * scale if scale != 1.0 else preds, info.labels, info.offsets, enc, call)
-        weights = info.weights if info.weights is not None else np.ones(info.offsets.size - 1)
-        grad = np.empty(preds.size)
-        hess = np.empty(preds.size)
-        if sglb is not None:
-            rate = sglb.noise_rate(state["lr"])
-            noise = run_parallel(langevin_noise, preds.size, info.offsets, self._config["seed"], call)
-        else:
-            rate, noise = 0.0, ascent  # any array: multiplied by a zero rate
-        run_parallel(
-            booster_gradients, preds.size, ascent, info.offsets, weights, noise, rate, 1.0 / scale, grad, hess
-        )
-        state["call"] = call + 1
-        return grad, hess
+    def _dataset_encoding(self, booster_call: BoosterCall) -> _Encoding:
+        return self._encode(booster_call.info.labels, booster_call.info.offsets)
 
-    def _sglb_learning_rate(self, info: DatasetInfo) -> float | None:
-        sglb: SGLB | None = self._config.get("sglb")
-        if sglb is None:
-            return None
-        given, seen = sglb.learning_rate, info.learning_rate
-        if seen is not None and given is not None and not np.isclose(seen, given):
-            raise ValueError(
-                f"SGLB(learning_rate={given}) disagrees with the booster's learning_rate={seen}. SGLB's noise "
-                "and shrinkage must use the booster's step: drop learning_rate from SGLB(...) or make them equal."
-            )
-        lr = seen if seen is not None else given
-        if lr is None:
-            raise ValueError(
-                f"SGLB needs the booster's learning rate, which {info.library} does not pass to objectives. "
-                "Give it explicitly: stochrank." + self._metric + "(..., sglb=stochrank.SGLB(..., "
-                "learning_rate=<the same value as the booster's eta / learning_rate>))."
-            )
-        if sglb.shrink_mode == "constant":
-            sglb._check_constant(lr)
-        return lr
-
-    def _warn_base_score(self, info: DatasetInfo, preds: np.ndarray) -> None:
+    def _check_start(self, info: DatasetInfo, preds: np.ndarray) -> None:
         if self._kind != KIND_RANKING and info.library == "xgboost" and preds.size and np.all(preds == 0.5):
             warnings.warn(
                 "XGBoost starts every score at base_score=0.5, so lso() begins with every document shown. "
@@ -336,27 +201,6 @@ class StochasticRankObjective:
 
 
 # ---------------------------------------------------------------------- constructors
-def _strict_kwargs(func: Callable[..., StochasticRankObjective]) -> Callable[..., StochasticRankObjective]:
-    """Reject unknown keyword arguments with a suggestion (CatBoost silently ignores typos)."""
-    valid = set(inspect.signature(func).parameters)
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> StochasticRankObjective:
-        unknown = sorted(set(kwargs) - valid)
-        if unknown:
-            hints = [
-                f"'{u}' (use '{_CATBOOST_NAMES[u]}')" if _CATBOOST_NAMES.get(u) in valid else f"'{u}'"
-                for u in unknown
-            ]
-            raise TypeError(
-                f"stochrank.{func.__name__}() got unknown parameter(s) {', '.join(hints)}. "
-                f"Valid parameters: {', '.join(sorted(valid))}."
-            )
-        return func(*args, **kwargs)
-
-    return wrapper
-
-
 def _common(
     owner: str,
     k: int | None,
@@ -414,10 +258,7 @@ _COMMON_DOC = """
         Langevin noise and model shrinkage for global optimisation (paper §6)."""
 
 
-def _documented(func: Callable[..., StochasticRankObjective]) -> Callable[..., StochasticRankObjective]:
-    if func.__doc__:
-        func.__doc__ = func.__doc__.replace("    {common}", _COMMON_DOC.strip("\n"))
-    return _strict_kwargs(func)
+_documented = documented(_COMMON_DOC, _CATBOOST_NAMES)
 
 
 @_documented
