@@ -12,7 +12,6 @@ import datetime
 import hashlib
 import os
 import platform
-import re
 import shlex
 import sys
 import time
@@ -29,11 +28,8 @@ RESULTS = REPO / "benchmarks" / "RESULTS.md"
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from stochrank.datasets.synthetic import (
-    MSLR_MEAN_DOCS,
-    mslr_grades,
-    mslr_query_sizes,
-)
+import stochrank.bench.report
+from stochrank.datasets.synthetic import MSLR_MEAN_DOCS, mslr_grades, mslr_query_sizes
 
 _RESULTS_HEADER = """# stochrank benchmarks
 
@@ -207,14 +203,8 @@ def section_header(title: str) -> str:
 
 
 def write_section(name: str, body: str, path: Path = RESULTS) -> None:
-    """Replace (or append) the text between ``<!-- name:start -->`` and ``<!-- name:end -->``."""
-    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
-    block = f"{start}\n{body.strip()}\n{end}"
-    text = path.read_text() if path.exists() else _RESULTS_HEADER
-    pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), re.DOTALL)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: block, text)
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    path.write_text(text)
+    """Replace (or append) the ``name`` block of RESULTS.md (the same markers as ``python -m stochrank.bench``)."""
+    if not path.exists():
+        path.write_text(_RESULTS_HEADER)
+    stochrank.bench.report.write_section(path, name, body)
     print(f"\n[{name}] section written to {path.relative_to(REPO)}")

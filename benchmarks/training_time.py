@@ -34,7 +34,6 @@ import numpy as np
 from _common import (
     MSLR_MEAN_DOCS,
     fmt,
-    grade_features,
     lgb_ranking_dataset,
     markdown_table,
     median,
@@ -42,6 +41,8 @@ from _common import (
     section_header,
     write_section,
 )
+
+from stochrank.datasets.synthetic import grade_features
 
 GOAL_VS_RANKING = 0.8
 GOAL_VS_L2 = 1.15

@@ -1,0 +1,189 @@
+"""Command line of the benchmark runner: ``python -m stochrank.bench [--preset quick|full] [options]``.
+
+``python -m stochrank.bench`` runs the quick preset on the bundled MQ2008; ``--preset full`` is the
+comparison in ``benchmarks/RESULTS.md``. Options given explicitly override the preset's. Finished fits are
+cached in ``<out>/runs``: rerunning a command (or adding a method, a seed, a fold) trains only what is new.
+"""
+
+from __future__ import annotations
+
+import os
+
+# XGBoost's bundled OpenMP runtime spins between iterations and slows Numba's threads; this must be set
+# before any OpenMP runtime is loaded (see README, Threading).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import argparse
+import shutil
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .methods import BASELINE, METHODS
+from .protocol import Protocol, run_protocol
+from .report import header, markdown, summarize, write_outputs, write_section
+
+QUICK_METHODS = ("lgb-lambdarank", "lgb-xendcg", "xgb-ndcg", "sr-lgb", "sr-lgb-sglb", "sr-xgb")
+PRESETS: dict[str, dict[str, Any]] = {
+    # A few minutes on 2 cores: every fold, one seed, a small random search, at most 300 trees.
+    "quick": {"dataset": "mq2008", "methods": QUICK_METHODS, "folds": None, "seeds": 1, "budget": 3,
+              "max_rounds": 300, "patience": 50, "jobs": 2},
+    # The RESULTS.md comparison: every method, every fold, 3 seeds, the paper's 1000 trees.
+    "full": {"dataset": "mq2008", "methods": None, "folds": None, "seeds": 3, "budget": 8,
+             "max_rounds": 1000, "patience": 100, "jobs": 2},
+}  # fmt: skip
+
+
+def _parser() -> argparse.ArgumentParser:
+    from stochrank.datasets import DATASETS
+
+    parser = argparse.ArgumentParser(
+        prog="python -m stochrank.bench",
+        description="Compare stochrank objectives with LambdaMART and other rankers on LightGBM, XGBoost and "
+        "CatBoost: equal random-search budget, selection on validation, early stopping, several seeds, all folds.",
+    )
+    add = parser.add_argument
+    add(
+        "--preset",
+        choices=tuple(PRESETS),
+        default="quick",
+        help="defaults for the options below (default: quick)",
+    )
+    add("--dataset", choices=tuple(DATASETS), help="dataset name (default: mq2008, bundled)")
+    add("--data-root", help="folder holding the dataset in its official layout (default: $STOCHRANK_DATA)")
+    add("--methods", help=f"comma-separated method names or 'all'; available: {', '.join(METHODS)}")
+    add("--budget", type=int, help="random-search configurations per method and fold")
+    add("--seeds", type=int, help="number of seeds (0, 1, ...); the first one tunes")
+    add("--folds", help="comma-separated fold numbers or 'all'")
+    add("--threads", type=int, default=1, help="threads per fit, for every booster and Numba (default: 1)")
+    add("--jobs", type=int, help="fits run at once in separate processes")
+    add(
+        "--k",
+        type=int,
+        default=5,
+        help="NDCG cutoff optimised, early-stopped on and selected on (default: 5)",
+    )
+    add("--max-rounds", type=int, help="most trees per fit")
+    add("--patience", type=int, help="early-stopping rounds")
+    add("--max-queries", type=int, help="use only the first N queries of every split (smoke tests)")
+    add("--normalize", choices=("query",), help="query-level min-max feature normalisation")
+    add("--n-resamples", type=int, default=100_000, help="randomization-test resamples (default: 100000)")
+    add("--out", help="output folder (default: bench_runs/<dataset>)")
+    add("--results", help="also write the report into this Markdown file's <dataset>_comparison section")
+    add("--no-progress", action="store_true", help="no progress bars")
+    return parser
+
+
+def _positive(parser: argparse.ArgumentParser, name: str, value: int | None) -> None:
+    if value is not None and value < 1:
+        parser.error(f"--{name.replace('_', '-')} must be a positive integer; got {value}.")
+
+
+def parse_args(argv: Sequence[str] | None = None) -> tuple[Protocol, list[str], Path, argparse.Namespace]:
+    """Validate the command line and build the protocol, the method list and the output folder."""
+    from stochrank.datasets import DATASETS
+
+    parser = _parser()
+    args = parser.parse_args(argv)
+    preset = PRESETS[args.preset]
+    for name in (
+        "budget",
+        "seeds",
+        "threads",
+        "jobs",
+        "k",
+        "max_rounds",
+        "patience",
+        "max_queries",
+        "n_resamples",
+    ):
+        _positive(parser, name, getattr(args, name))
+    dataset = args.dataset or preset["dataset"]
+    spec = DATASETS[dataset]
+
+    methods_arg = args.methods or (",".join(preset["methods"]) if preset["methods"] else "all")
+    methods = (
+        list(METHODS) if methods_arg == "all" else [m.strip() for m in methods_arg.split(",") if m.strip()]
+    )
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown or not methods:
+        parser.error(f"--methods: unknown method(s) {unknown}; choose from {', '.join(METHODS)} or 'all'.")
+    if len(set(methods)) != len(methods):
+        parser.error(f"--methods lists a method twice: {methods_arg}.")
+    if BASELINE in methods:  # the baseline first: every p-value is against it
+        methods.remove(BASELINE)
+        methods.insert(0, BASELINE)
+
+    folds_arg = args.folds or "all"
+    if folds_arg == "all":
+        folds = tuple(spec.folds)
+    else:
+        try:
+            folds = tuple(int(f) for f in folds_arg.split(","))
+        except ValueError:
+            parser.error(f"--folds must be 'all' or comma-separated integers; got {folds_arg!r}.")
+        bad = [f for f in folds if f not in spec.folds]
+        if bad or len(set(folds)) != len(folds):
+            parser.error(
+                f"--folds {folds_arg!r}: {dataset} has folds {', '.join(map(str, spec.folds))} (each once)."
+            )
+
+    protocol = Protocol(
+        dataset=dataset,
+        folds=folds,
+        seeds=tuple(range(args.seeds or preset["seeds"])),
+        budget=args.budget or preset["budget"],
+        k=args.k,
+        max_rounds=args.max_rounds or preset["max_rounds"],
+        patience=args.patience or preset["patience"],
+        normalize=args.normalize,
+        max_queries=args.max_queries,
+        root=args.data_root,
+        threads=args.threads,
+        jobs=args.jobs or preset["jobs"],
+    )
+    out = Path(args.out) if args.out else Path("bench_runs") / dataset
+    return protocol, methods, out, args
+
+
+def _tqdm_progress(items: Iterable[Any], total: int, label: str) -> Iterable[Any]:
+    from tqdm import tqdm
+
+    return tqdm(items, total=total, desc=label, unit="fit", dynamic_ncols=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    protocol, methods, out, args = parse_args(argv)
+    from stochrank.datasets import load
+
+    load(
+        protocol.dataset, protocol.folds[0], "test", root=protocol.root
+    )  # a missing dataset fails here, clearly
+    start = time.perf_counter()
+    outcome = run_protocol(protocol, methods, out / "runs", None if args.no_progress else _tqdm_progress)
+    summary = summarize(outcome, n_resamples=args.n_resamples)
+    paths = write_outputs(summary, out)
+    seconds = time.perf_counter() - start
+    print("\n" + markdown(summary, None))
+    print(f"Trained {outcome.trained} fit(s), {len(outcome.runs) - outcome.trained} loaded from {out / 'runs'}; "
+          f"{seconds:.0f} s. Wrote {', '.join(str(p) for p in paths.values())}.")  # fmt: skip
+    if args.results:
+        name = f"{protocol.dataset.replace('-', '_')}_comparison"
+        # The run folder is not version-controlled: the figure goes next to the results file.
+        figure = Path(args.results).resolve().parent / f"{protocol.dataset}_learning_curves.png"
+        shutil.copyfile(paths["learning_curves.png"], figure)
+        body = (
+            header(f"{protocol.dataset} comparison ({args.preset} preset)")
+            + "\n"
+            + markdown(summary, figure.name)
+        )
+        body += f"\nWall time {seconds:.0f} s for {outcome.trained} fit(s) trained in this call.\n"
+        write_section(args.results, name, body)
+        print(f"[{name}] section written to {args.results}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,412 @@
+"""Tables (Markdown, CSV), significance tests, verdicts, learning curves and timing for a benchmark run."""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import json
+import os
+import platform
+import re
+import shlex
+import sys
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .methods import BASELINE, BOOSTER_SPACES, METHODS
+from .protocol import Outcome, Run, load_fold
+from .stats import N_RESAMPLES, paired_randomization, paired_t
+
+__all__ = ["ALPHA", "Summary", "summarize", "write_outputs", "write_section"]
+
+ALPHA = 0.05
+
+
+@dataclass
+class MethodSummary:
+    name: str
+    runs: list[Run]  # the selected configuration's fits, every fold and seed
+    all_fits: list[Run]  # tuning included
+    per_query: dict[str, np.ndarray]  # pooled over folds (fold order), averaged over seeds
+    means: dict[str, float]
+    stds: dict[str, float]
+    diffs: dict[str, float]  # mean per-query difference from the baseline
+    p_t: dict[str, float]
+    p_rand: dict[str, float]
+
+    @property
+    def fit_seconds(self) -> float:
+        return float(np.mean([r.seconds for r in self.runs]))
+
+    @property
+    def total_seconds(self) -> float:
+        return float(np.sum([r.seconds for r in self.all_fits]))
+
+    @property
+    def trees(self) -> float:
+        return float(np.mean([r.best_iteration for r in self.runs]))
+
+
+@dataclass
+class Summary:
+    outcome: Outcome
+    metrics: list[str]
+    methods: list[MethodSummary]
+    baseline: str | None
+    empty_fraction: float  # test queries without a relevant document (skipped by every metric)
+    n_queries: int  # test queries pooled over folds
+
+    @property
+    def primary(self) -> str:
+        return f"NDCG@{self.outcome.protocol.k}"
+
+
+def _pooled(runs: list[Run], folds: tuple[int, ...]) -> dict[str, np.ndarray]:
+    out: dict[str, list[np.ndarray]] = {}
+    for fold in folds:
+        fold_runs = [r for r in runs if r.fold == fold]
+        for name in fold_runs[0].test_metrics:
+            stacked = np.array([r.test_metrics[name] for r in fold_runs], dtype=np.float64)
+            # A skipped query is NaN for every seed (it depends on the labels only): plain mean keeps NaN.
+            out.setdefault(name, []).append(stacked.mean(axis=0))
+    return {name: np.concatenate(parts) for name, parts in out.items()}
+
+
+def summarize(outcome: Outcome, n_resamples: int = N_RESAMPLES) -> Summary:
+    """Means, standard deviations over (fold, seed), pooled per-query differences and p-values."""
+    p = outcome.protocol
+    baseline = BASELINE if BASELINE in outcome.methods else None
+    summaries = []
+    for name in outcome.methods:
+        runs = [r for f in p.folds for r in outcome.selected[name, f]]
+        per_run = [r.metric_means() for r in runs]
+        metrics = list(per_run[0])
+        means = {m: float(np.mean([x[m] for x in per_run])) for m in metrics}
+        stds = {
+            m: float(np.std([x[m] for x in per_run], ddof=1)) if len(runs) > 1 else float("nan")
+            for m in metrics
+        }
+        all_fits = [r for r in outcome.runs if r.method == name]
+        summaries.append(MethodSummary(name, runs, all_fits, _pooled(runs, p.folds), means, stds, {}, {}, {}))
+    metrics = list(summaries[0].means)
+    if baseline is not None:
+        base = next(s for s in summaries if s.name == baseline)
+        for s in summaries:
+            for m in metrics:
+                diff = s.per_query[m] - base.per_query[m]
+                s.diffs[m] = float(np.nanmean(diff))
+                s.p_t[m] = paired_t(s.per_query[m], base.per_query[m])
+                s.p_rand[m] = paired_randomization(s.per_query[m], base.per_query[m], n_resamples=n_resamples)
+    tests = [load_fold(p.dataset, f, p.root, p.normalize, p.max_queries).test for f in p.folds]
+    n_queries = sum(t.n_queries for t in tests)
+    empty = sum(int(np.sum(np.add.reduceat(t.y > 0, np.r_[0, np.cumsum(t.group)[:-1]]) == 0)) for t in tests)
+    return Summary(outcome, metrics, summaries, baseline, empty / n_queries, n_queries)
+
+
+# ------------------------------------------------------------------------------------- markdown
+def _fmt_p(p: float) -> str:
+    return "<1e-4" if p < 1e-4 else f"{p:.3f}" if p < 0.995 else "1.00"
+
+
+def _verdict(s: MethodSummary, metric: str) -> str:
+    significant = s.p_t[metric] < ALPHA and s.p_rand[metric] < ALPHA
+    if not significant:
+        return "tie"
+    return "win" if s.diffs[metric] > 0 else "loss"
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> str:
+    rule = [":---"] + ["---:"] * (len(headers) - 1)
+    lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join(rule) + " |"]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
+
+
+def metrics_table(summary: Summary) -> str:
+    """Mean ± std of every test metric, and timing, per method."""
+    rows = []
+    for s in summary.methods:
+        cells = [f"{s.means[m]:.4f} ± {s.stds[m]:.4f}" if np.isfinite(s.stds[m]) else f"{s.means[m]:.4f}"
+                 for m in summary.metrics]  # fmt: skip
+        rows.append(
+            [f"`{s.name}`", *cells, f"{s.trees:.0f}", f"{s.fit_seconds:.1f}", f"{s.total_seconds:.0f}"]
+        )
+    return _table(["method", *summary.metrics, "trees", "fit s", "all fits s"], rows)
+
+
+def pvalue_table(summary: Summary) -> str:
+    """Mean per-query difference from the baseline with (paired t / randomization) p-values."""
+    rows = []
+    for s in summary.methods:
+        if s.name == summary.baseline:
+            continue
+        rows.append([f"`{s.name}`"] + [
+            f"{s.diffs[m]:+.4f} ({_fmt_p(s.p_t[m])} / {_fmt_p(s.p_rand[m])})" for m in summary.metrics
+        ])  # fmt: skip
+    return _table(["method", *summary.metrics], rows)
+
+
+def verdict_text(summary: Summary) -> str:
+    """Plain-words wins, ties and losses against the baseline (both tests below ALPHA = significant)."""
+    if summary.baseline is None:
+        return f"No verdicts: the baseline `{BASELINE}` was not among the methods run."
+    primary = summary.primary if summary.primary in summary.metrics else summary.metrics[0]
+    base = next(s for s in summary.methods if s.name == summary.baseline)
+    lines = []
+    for s in summary.methods:
+        if s.name == summary.baseline:
+            continue
+        v = _verdict(s, primary)
+        words = {"win": "**wins**", "loss": "**loses**", "tie": "ties (no significant difference)"}[v]
+        others = {m: _verdict(s, m) for m in summary.metrics if m != primary}
+        won = [m for m, x in others.items() if x == "win"]
+        lost = [m for m, x in others.items() if x == "loss"]
+        extra = (f"; other metrics: significantly better on {', '.join(won) or 'none'}, "
+                 f"significantly worse on {', '.join(lost) or 'none'}")  # fmt: skip
+        lines.append(
+            f"- `{s.name}` {words} on {primary}: {s.means[primary]:.4f} vs {base.means[primary]:.4f} "
+            f"(mean per-query difference {s.diffs[primary]:+.4f}, paired t p = {_fmt_p(s.p_t[primary])}, "
+            f"randomization p = {_fmt_p(s.p_rand[primary])}){extra}."
+        )
+    sr = [s for s in summary.methods if METHODS[s.name].stochrank and s.name != summary.baseline]
+    if sr:
+        counts = {v: sum(_verdict(s, primary) == v for s in sr) for v in ("win", "tie", "loss")}
+        lines.append(
+            f"- In short, on {primary} the {len(sr)} StochasticRank variants win {counts['win']}, tie {counts['tie']} "
+            f"and lose {counts['loss']} against LambdaMART (`{summary.baseline}`)."
+        )
+    return "\n".join(lines)
+
+
+def conventions_text(summary: Summary) -> str:
+    p = summary.outcome.protocol
+    e = summary.empty_fraction
+    return "\n".join([
+        ("- **Gain** 2^r − 1, **discount** 1/log2(p + 2) (p = 0-based position), NDCG normalised by the ideal "
+        "DCG at the same cutoff; computed by `stochrank.metrics` with explicit arguments for every method."),
+        ("- **Ties** `ties='worst'`: documents with equal scores are ordered lower label first (the "
+        "StochasticRank paper's and CatBoost's rule). A model that cannot separate documents gets no credit "
+        "for the input order of the file."),
+        (f"- **Queries with no relevant document are skipped** (`empty='skip'`) by every metric: they carry no "
+        f"information about the ranking, and counting them as 1 (LightGBM/XGBoost/CatBoost `eval`) adds the "
+        f"same constant to every method. Here {e:.1%} of the {summary.n_queries} test queries are skipped; "
+        f"NDCG in LightGBM's rule is (1 − {e:.3f}) × NDCG + {e:.3f}."),
+        (f"- **ERR@10**: stop probability R = (2^r − 1) / 2^{_max_grade(p):g} "
+        "(the dataset's highest grade). **MRR**: a document is relevant when its label is > 0, full list."),
+        ("- **mean ± std** over the selected configuration's (fold, seed) runs, each run the mean over its test "
+        "queries. **Δ** is the mean per-query difference from the baseline, queries pooled over folds and "
+        "averaged over seeds; p-values: two-sided paired t-test (`scipy.stats.ttest_rel`) / two-sided "
+        f"paired randomization test (random sign flips of the per-query differences, as "
+        f"`scipy.stats.permutation_test(permutation_type='samples')`; {N_RESAMPLES:,} resamples, seed 42). "
+        f"A difference counts as significant "
+        f"when both p < {ALPHA}; no correction for multiple comparisons."),
+        "- **trees**: mean trees kept by early stopping; **fit s**: mean seconds per fit of the selected "
+        "configuration; **all fits s**: seconds of all the method's fits, tuning included"
+        + (f" (with {p.jobs} fits running at once)." if p.jobs > 1 else "."),
+    ])  # fmt: skip
+
+
+def _max_grade(p: Any) -> float:
+    from stochrank.datasets import DATASETS
+
+    return float(DATASETS[p.dataset].labels[1])
+
+
+def protocol_text(summary: Summary) -> str:
+    p = summary.outcome.protocol
+    spaces = "; ".join(
+        f"{booster}: " + ", ".join(f"{k} {d}" for k, d in space.items())
+        for booster, space in BOOSTER_SPACES.items()
+    )
+    own = "; ".join(
+        f"`{m}`: " + ", ".join(f"{k} {d}" for k, d in METHODS[m].space.items())
+        for m in summary.outcome.methods if METHODS[m].space
+    )  # fmt: skip
+    return "\n".join([
+        f"- Dataset `{p.dataset}`, folds {', '.join(map(str, p.folds))}; seeds {', '.join(map(str, p.seeds))}"
+        + (f"; first {p.max_queries} queries of every split only" if p.max_queries else "") + ".",
+        (f"- Random search, **{p.budget} configurations per method** (the same number for every method), "
+        "tuned with the first seed; booster parameters are drawn from one stream per booster, so every "
+        "method on a booster gets the same configurations."),
+        f"- Booster spaces: {spaces}.",
+        f"- Method spaces: {own or 'none'}.",
+        (f"- At most {p.max_rounds} trees, early stopping after {p.patience} rounds without a better validation "
+        f"NDCG@{p.k}, best iteration kept; on each fold the configuration with the best validation NDCG@{p.k} "
+        "is selected and retrained with every seed."),
+        "- Methods: " + "; ".join(f"`{m}` {METHODS[m].summary}" for m in summary.outcome.methods) + ".",
+    ])  # fmt: skip
+
+
+def markdown(summary: Summary, curves_png: str | None = None) -> str:
+    """The whole report body (tables, verdicts, conventions, protocol)."""
+    p = summary.outcome.protocol
+    n_runs = len(p.folds) * len(p.seeds)
+    parts = [
+        f"Test metrics, mean ± std over {len(p.folds)} fold(s) × {len(p.seeds)} seed(s) = {n_runs} run(s):\n",
+        metrics_table(summary),
+    ]
+    if summary.baseline is not None:
+        parts += [
+            (
+                f"\nDifference from LambdaMART (`{summary.baseline}`): mean per-query Δ "
+                f"over the {round(summary.n_queries * (1 - summary.empty_fraction))} test queries with a relevant "
+                "document (pooled over folds) with p-values (paired t / randomization):\n"
+            ),
+            pvalue_table(summary),
+        ]
+    parts += ["\n**Verdict** (significant = both p-values < 0.05):\n", verdict_text(summary)]
+    if curves_png:
+        parts += [
+            f"\nValidation NDCG@{p.k} of the selected configurations (first seed): ![learning curves]({curves_png})"
+        ]
+    parts += [
+        "\n**Metric conventions**\n",
+        conventions_text(summary),
+        "\n**Protocol**\n",
+        protocol_text(summary),
+    ]
+    return "\n".join(parts) + "\n"
+
+
+# ------------------------------------------------------------------------------------------ files
+def write_csv(summary: Summary, path: Path) -> None:
+    fields = ["method", "booster", "runs"]
+    for m in summary.metrics:
+        fields += [f"{m} mean", f"{m} std", f"{m} diff", f"{m} p_t", f"{m} p_rand"]
+    fields += ["trees", "fit_seconds", "all_fits_seconds"]
+    with path.open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(fields)
+        for s in summary.methods:
+            row: list[Any] = [s.name, METHODS[s.name].booster, len(s.runs)]
+            for m in summary.metrics:
+                row += [s.means[m], s.stds[m], s.diffs.get(m, ""), s.p_t.get(m, ""), s.p_rand.get(m, "")]
+            row += [s.trees, s.fit_seconds, s.total_seconds]
+            writer.writerow(row)
+
+
+def write_per_query(summary: Summary, path: Path) -> None:
+    """Every selected run's per-query test metrics (empty cell = query skipped)."""
+    p = summary.outcome.protocol
+    with path.open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["method", "fold", "seed", "query", "qid", *summary.metrics])
+        for s in summary.methods:
+            for run in s.runs:
+                test = load_fold(p.dataset, run.fold, p.root, p.normalize, p.max_queries).test
+                first_rows = np.r_[0, np.cumsum(test.group)[:-1]]
+                for q in range(test.n_queries):
+                    values = [run.test_metrics[m][q] for m in summary.metrics]
+                    writer.writerow([s.name, run.fold, run.seed, q, int(test.qid[first_rows[q]]),
+                                     *("" if np.isnan(v) else repr(v) for v in values)])  # fmt: skip
+
+
+def write_runs(outcome: Outcome, path: Path) -> None:
+    """Every fit, tuning included, with its configuration and whether it was selected."""
+    chosen = {(r.method, r.fold, r.config_index) for runs in outcome.selected.values() for r in runs}
+    with path.open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(
+            ["method", "fold", "seed", "config", "selected", "vali", "trees", "rounds", "seconds", "params"]
+        )
+        for r in sorted(
+            outcome.runs, key=lambda r: (outcome.methods.index(r.method), r.fold, r.config_index, r.seed)
+        ):
+            writer.writerow([r.method, r.fold, r.seed, r.config_index, (r.method, r.fold, r.config_index) in chosen,
+                             r.vali, r.best_iteration, r.rounds, f"{r.seconds:.3f}",
+                             json.dumps(r.config, sort_keys=True)])  # fmt: skip
+
+
+def plot_curves(summary: Summary, path: Path) -> None:
+    """Validation NDCG@k per iteration of each method's selected configuration (first seed), per fold."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    p = summary.outcome.protocol
+    ncols = min(3, len(p.folds))
+    nrows = -(-len(p.folds) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(5.2 * ncols, 3.8 * nrows), squeeze=False)
+    for ax, fold in zip(axes.flat, p.folds, strict=False):
+        for s in summary.methods:
+            run = summary.outcome.selected[s.name, fold][0]
+            line = ax.plot(np.arange(1, len(run.curve) + 1), run.curve, lw=1.1, label=s.name)[0]
+            ax.plot(
+                [run.best_iteration], [run.curve[run.best_iteration - 1]], "o", ms=3, color=line.get_color()
+            )
+        ax.set_xscale("log")
+        ax.set_title(f"{p.dataset} fold {fold}")
+        ax.set_xlabel("trees")
+        ax.set_ylabel(f"validation NDCG@{p.k}")
+        ax.grid(alpha=0.3)
+    for ax in list(axes.flat)[len(p.folds) :]:
+        ax.axis("off")
+    axes.flat[0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write_outputs(summary: Summary, out: Path) -> dict[str, Path]:
+    """``results.md``, ``results.csv``, ``per_query.csv``, ``runs.csv``, ``learning_curves.png``, ``protocol.json``."""
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {name: out / name for name in
+             ("results.md", "results.csv", "per_query.csv", "runs.csv", "learning_curves.png", "protocol.json")}  # fmt: skip
+    plot_curves(summary, paths["learning_curves.png"])
+    paths["results.md"].write_text(header(f"{summary.outcome.protocol.dataset} comparison", level=1) + "\n"
+                                   + markdown(summary, "learning_curves.png"))  # fmt: skip
+    write_csv(summary, paths["results.csv"])
+    write_per_query(summary, paths["per_query.csv"])
+    write_runs(summary.outcome, paths["runs.csv"])
+    p = summary.outcome.protocol
+    paths["protocol.json"].write_text(
+        json.dumps({**p.__dict__, "methods": summary.outcome.methods}, indent=1)
+    )
+    return paths
+
+
+# --------------------------------------------------------------------------------- RESULTS.md
+def _version(package: str) -> str:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def command_line() -> str:
+    """The running command as typed (``python -m stochrank.bench ...``)."""
+    argv0 = Path(sys.argv[0])
+    head = "python -m stochrank.bench" if argv0.name == "__main__.py" else f"python {argv0}"
+    return " ".join([head, *(shlex.quote(a) for a in sys.argv[1:])])
+
+
+def header(title: str, level: int = 2) -> str:
+    """Title, command, date and machine lines for a report."""
+    date = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
+    versions = ", ".join(
+        f"{p} {_version(p)}" for p in ("stochrank", "numpy", "numba", "lightgbm", "xgboost", "catboost")
+    )
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    return (
+        f"{'#' * level} {title}\n\nCommand: `{command_line()}` ({date})\n\n"
+        f"Machine: {os.cpu_count()} vCPU, load average {load} at the end; Python {platform.python_version()}, "
+        f"{versions}.\n"
+    )
+
+
+def write_section(path: str | os.PathLike[str], name: str, body: str) -> None:
+    """Replace (or append) the text between ``<!-- name:start -->`` and ``<!-- name:end -->`` in ``path``."""
+    path = Path(path)
+    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    block = f"{start}\n{body.strip()}\n{end}"
+    text = path.read_text() if path.exists() else ""
+    pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), re.DOTALL)
+    if pattern.search(text):
+        text = pattern.sub(lambda _: block, text)
+    else:
+        text = text.rstrip("\n") + ("\n\n" if text else "") + block + "\n"
+    path.write_text(text)
