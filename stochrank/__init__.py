@@ -27,14 +27,29 @@ from .objectives import (
 
 __version__ = "0.1.0"
 
+# Submodules that import a booster or scipy's optimisers load on first attribute access, so
+# ``import stochrank`` stays light and ``stochrank.xgboost.XGBRanker`` works without a separate import.
+_LAZY_SUBMODULES = ("catboost", "datasets", "gp", "xgboost")
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'stochrank' has no attribute {name!r}")
+
 
 __all__ = [
     "SGLB",
     "RankingObjective",
     "SoftRankObjective",
     "StochasticRankObjective",
+    "catboost",
+    "datasets",
     "dcg",
     "err",
+    "gp",
     "group_sizes",
     "lso",
     "metrics",
@@ -42,4 +57,5 @@ __all__ = [
     "ndcg",
     "pfound",
     "softrank",
+    "xgboost",
 ]
