@@ -171,7 +171,7 @@ def main() -> None:
     if args.quick:
         return
     body = "\n".join([
-        section_header("GP-Rank / FITC-Rank and SoftRank on MQ2008"),
+        section_header("8. GP-Rank / FITC-Rank and SoftRank on MQ2008"),
         (f"Wall time {wall / 60:.1f} min ({len(folds)} folds, {args.trials} GPRanker trials per fold and form). "
         "Protocol in the docstring of `benchmarks/gp_rank.py`: LightGBM `num_leaves=15, min_data_in_leaf=50`, "
         "lr 0.1, early stopping on vali NDCG@5; GPRanker with the paper's defaults, best vali iterate, best of "

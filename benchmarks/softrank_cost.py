@@ -179,7 +179,7 @@ def main() -> None:
     plot(points)
     body = "\n".join(
         [
-            section_header("SoftRank: cost of exact SoftRank against query length"),
+            section_header("7. SoftRank: cost of exact SoftRank against query length"),
             (
                 f"Queries of exactly n documents (grades 0–4 MSLR-skewed, ~48% with positive gain, mid-training "
                 f"scores), up to {args.docs:,} documents per point and about {args.work:.0e} pair-rank operations "

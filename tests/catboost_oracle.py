@@ -26,7 +26,8 @@ Two ways to isolate documents (they agree within Monte-Carlo noise; tests/test_c
 
 The predictions are read from a Pool *without* baseline (``predict`` on a Pool with baseline adds it).
 Approxes and targets are stored as float32 inside CatBoost; pass float32-representable values to
-compare at full precision.
+compare at full precision. Build ``loss`` with ``stochrank.catboost.native_loss(objective)`` (the one
+mapping from stochrank objectives to CatBoost loss strings).
 """
 
 from __future__ import annotations
@@ -36,26 +37,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ALLOWED_KEYS", "catboost_der1", "loss_string"]
-
-# Keys CatBoost's StochasticRank reads; anything else is *silently ignored* by CatBoost (notes §3), so
-# loss_string refuses it rather than testing a default by accident.
-ALLOWED_KEYS = frozenset(
-    {"top", "type", "denominator", "decay", "sigma", "num_estimations", "mu", "nu", "lambda", "hints"}
-)
-METRICS = frozenset({"DCG", "NDCG", "PFound", "FilteredDCG", "ERR", "MRR"})
-
-
-def loss_string(metric: str, **params: Any) -> str:
-    """``StochasticRank:metric=<metric>;key=value;...`` with the keys checked."""
-    if metric not in METRICS:
-        raise ValueError(f"unknown StochasticRank metric {metric!r}")
-    unknown = set(params) - ALLOWED_KEYS
-    if unknown:
-        raise ValueError(f"CatBoost would silently ignore {sorted(unknown)}")
-    return "StochasticRank:" + ";".join(
-        [f"metric={metric}"] + [f"{key}={value}" for key, value in params.items()]
-    )
+__all__ = ["catboost_der1"]
 
 
 def _params(loss: str, depth: int, seed: int, l2_leaf_reg: float) -> dict[str, Any]:

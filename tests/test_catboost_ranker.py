@@ -1,0 +1,281 @@
+"""``stochrank.catboost``: the loss-string mapping, both engines of ``CatBoostRanker``, merged models.
+
+Data: CatBoost's own query-wise test data (``tests/data/catboost_querywise``, the data its StochasticRank
+tests train on: 1,500 / 500 rows, 50 features, real-valued targets in [0, 0.61]). Gradient-level parity
+of the mapped loss strings with CatBoost is ``tests/test_catboost_parity.py`` (its CatBoost losses come
+from :func:`stochrank.catboost.native_loss`). Runtime ~15-25 s on 2 busy cores.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import pickle
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+catboost = pytest.importorskip("catboost")
+
+import stochrank
+from stochrank.adapters.catboost import LOSS_KEYS
+from stochrank.catboost import CatBoostDeviationWarning, CatBoostRanker, native_loss
+
+DATA = Path(__file__).resolve().parent / "data" / "catboost_querywise"
+FAST = {"thread_count": 1, "depth": 4}
+
+
+@functools.cache
+def querywise(split: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(X, y, group_id) of CatBoost's querywise ``train`` or ``test`` (columns per its train.cd)."""
+    with gzip.open(DATA / f"{split}.gz", "rt") as fh:
+        table = np.loadtxt(fh, delimiter="\t", usecols=[1, 2, *range(5, 55)])
+    return table[:, 2:], table[:, 1], table[:, 0].astype(np.int64)
+
+
+def sizes_of(group_id: np.ndarray) -> np.ndarray:
+    return np.diff(np.flatnonzero(np.r_[True, group_id[1:] != group_id[:-1], True]))
+
+
+def lso_value(y: np.ndarray, shown: np.ndarray, sizes: np.ndarray, k: int = 5) -> float:
+    """Mean DCG-RR@k (paper eq. 5): shown documents in row order, gain = label, discount 1/(c+1)."""
+    total = 0.0
+    for labels, mask in zip(np.split(y, np.cumsum(sizes)[:-1]), np.split(shown, np.cumsum(sizes)[:-1])):
+        picked = labels[mask][:k]
+        total += float(picked @ (1.0 / np.arange(1, picked.size + 1)))
+    return total / sizes.size
+
+
+# ------------------------------------------------------------------------------ loss-string mapping
+BASE = "sigma=1.0;mu=0.0;nu=0.01;lambda=1.0;num_estimations=1"
+LSO = "sigma=1.0;nu=0.01;lambda=0.0;num_estimations=1"  # no mu key, SFA off
+MAPPINGS = [
+    (stochrank.ndcg(), f"metric=NDCG;type=Exp;denominator=LogPosition;{BASE}"),
+    (
+        stochrank.ndcg(5, gain="linear", discount="position", mu=0.5, nu=0.3, sfa=0.5, n_samples=4, seed=9),
+        "metric=NDCG;top=5;type=Base;denominator=Position;sigma=1.0;mu=0.5;nu=0.3;lambda=0.5;num_estimations=4",
+    ),
+    (stochrank.dcg(3, sfa=0.0), "metric=DCG;top=3;type=Exp;denominator=LogPosition;" + BASE.replace("lambda=1.0", "lambda=0.0")),
+    (stochrank.pfound(), f"metric=PFound;decay=0.85;{BASE}"),
+    (stochrank.pfound(5, decay=0.0), f"metric=PFound;top=5;decay=0.0;{BASE}"),
+    (stochrank.mrr(), f"metric=MRR;{BASE}"),
+    (stochrank.lso(order="score"), "metric=FilteredDCG;type=Base;denominator=Position;" + LSO),
+    (stochrank.lso(3, order="score", gain="exp", discount="log", sigma=0.5),
+     "metric=FilteredDCG;top=3;type=Exp;denominator=LogPosition;" + LSO.replace("sigma=1.0", "sigma=0.5")),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("objective", "expected"), MAPPINGS, ids=lambda x: repr(x)[:60])
+def test_native_loss_mapping(objective, expected) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # exact mappings do not warn (lso at sigma != 1 included)
+        loss = native_loss(objective)
+    assert loss == "StochasticRank:" + expected
+    keys = [term.split("=")[0] for term in loss.split(":", 1)[1].split(";")]
+    assert len(keys) == len(set(keys)) and set(keys) <= LOSS_KEYS
+
+
+@pytest.mark.parametrize(
+    ("objective", "match"),
+    [
+        (stochrank.err(), "ERR metric differences are wrong"),
+        (stochrank.err(3), "ERR metric differences are wrong"),
+        (stochrank.mrr(3), "ignores the cut-off top=3"),
+        (stochrank.ndcg(5, sigma=0.3), "sigma=0.3 != 1.*86 standard errors"),
+        (stochrank.pfound(sigma=2.0), "sigma=2.0 != 1"),
+    ],
+)
+def test_native_loss_warns_where_catboost_differs(objective, match) -> None:
+    with pytest.warns(CatBoostDeviationWarning, match=match):
+        loss = native_loss(objective)
+    assert loss.startswith("StochasticRank:metric=")
+
+
+@pytest.mark.parametrize(
+    ("objective", "match"),
+    [
+        (stochrank.err(max_grade=4), "no max_grade"),
+        (stochrank.pfound(5, max_grade=2), "no max_grade"),
+        (stochrank.mrr(threshold=0.5), "label is > 0; it has no threshold"),
+        (stochrank.lso(), "order='input'.*lso\\(order='score'\\)"),
+        (stochrank.lso(order="score", sfa=0.5), "Use sfa=0"),
+        (lambda preds, target: (preds, preds), "only for stochrank's StochasticRank objectives"),
+    ],
+)
+def test_native_loss_refuses_what_catboost_lacks(objective, match) -> None:
+    with pytest.raises(ValueError, match=match) as info:
+        native_loss(objective)
+    assert "engine='stochrank'" in str(info.value) or "sfa=0" in str(info.value)
+
+
+X_TINY = np.arange(20.0).reshape(10, 2)
+Y_TINY = np.r_[0, 1, 0, 2, 1, 0, 0, 1, 2, 0.0]
+G_TINY = np.repeat([0, 1], 5)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "fit_kwargs", "error", "match"),
+    [
+        ({"loss_function": "YetiRank"}, {}, ValueError, "does not take 'loss_function'"),
+        ({"langevin": True}, {}, ValueError, "sglb=stochrank.SGLB"),
+        ({"model_shrink_rate": 0.1}, {}, ValueError, "sglb=stochrank.SGLB"),
+        ({"leaf_estimation_method": "Newton"}, {}, ValueError, "only the Gradient method"),
+        ({"engine": "stochrank", "boosting_type": "Ordered"}, {}, ValueError, "ordered boosting"),
+        ({"engine": "stochrank", "cat_features": [0]}, {}, ValueError, "CTR statistics"),
+        ({"engine": "stochrank", "eval_metric": "RMSE"}, {}, ValueError, "maximising eval_metric"),
+        ({"num_trees": 5, "n_estimators": 5}, {}, ValueError, "both 'n_estimators' and 'num_trees'"),
+        ({"random_seed": 3, "objective": stochrank.ndcg(seed=4)}, {}, ValueError, "seed=4 and .*random_seed=3"),
+        ({"learning_rate": 0.1, "objective": stochrank.ndcg(sglb=stochrank.SGLB(learning_rate=0.2))}, {},
+         ValueError, "disagrees with CatBoostRanker's learning_rate=0.1"),
+        ({"engine": "native", "objective": stochrank.lso()}, {}, ValueError, "order='input'"),
+        ({"engine": "catboost"}, {}, ValueError, "engine"),
+        ({"objective": "YetiRank"}, {}, TypeError, "catboost.CatBoostRanker"),
+        ({}, {"group_id": None}, ValueError, "exactly one of group_id"),
+        ({}, {"group": [5, 5]}, ValueError, "exactly one of group_id"),
+        ({}, {"early_stopping_rounds": 5}, ValueError, "needs an eval_set"),
+        ({}, {"eval_set": [(X_TINY, Y_TINY), (X_TINY, Y_TINY)], "eval_group_id": [G_TINY, G_TINY]},
+         ValueError, "one eval set"),
+        ({}, {"group_id": np.r_[0, 0, 1, 1, 0, 0, 1, 1, 2, 2]}, ValueError, "not contiguous"),
+    ],
+)  # fmt: skip
+def test_invalid_settings_are_refused(kwargs, fit_kwargs, error, match) -> None:
+    kwargs = dict(kwargs)
+    objective = kwargs.pop("objective", stochrank.ndcg(3))
+    fit = {"group_id": G_TINY, **fit_kwargs}
+    ranker = CatBoostRanker(objective, **{"iterations": 2, **kwargs} if "num_trees" not in kwargs else kwargs)
+    with pytest.raises(error, match=match):
+        ranker.fit(X_TINY, Y_TINY, **fit)
+
+
+def test_auto_engine_choice() -> None:
+    X, y, qid = X_TINY, Y_TINY / 2.0, G_TINY
+    assert CatBoostRanker(stochrank.ndcg(3), iterations=2).fit(X, y, group_id=qid).engine_ == "native"
+    assert CatBoostRanker(stochrank.lso(), iterations=2).fit(X, y, group_id=qid).engine_ == "stochrank"
+    graded_err = CatBoostRanker(stochrank.err(max_grade=1), iterations=2)
+    assert graded_err.fit(X, y, group_id=qid).engine_ == "stochrank"
+    with pytest.warns(CatBoostDeviationWarning, match="misses the document"):  # pfound@k, labels exactly 1
+        CatBoostRanker(stochrank.pfound(3), iterations=2).fit(X, y, group_id=qid)
+    with pytest.warns(CatBoostDeviationWarning, match="ignores query weights"):
+        CatBoostRanker(stochrank.ndcg(3), iterations=2).fit(X, y, group_id=qid, sample_weight=[1.0, 2.0])
+
+
+# ------------------------------------------------------------------------------------- native engine
+def test_native_engine_is_catboosts_stochasticrank() -> None:
+    """The wrapper trains exactly what CatBoost trains with the mapped loss string and SGLB parameters."""
+    X, y, qid = querywise("train")
+    Xt, _, _ = querywise("test")
+    objective = stochrank.ndcg(5, gain="linear", sglb=stochrank.SGLB(temperature=100.0, shrink_rate=0.01))
+    ranker = CatBoostRanker(objective, iterations=20, learning_rate=0.3, **FAST).fit(X, y, group_id=qid)
+    direct = catboost.CatBoostRanker(
+        loss_function=native_loss(objective), iterations=20, learning_rate=0.3, random_seed=0, langevin=True,
+        diffusion_temperature=100.0, model_shrink_rate=0.01, model_shrink_mode="Constant",
+        eval_metric="NDCG:top=5;type=Base;denominator=LogPosition", verbose=False, allow_writing_files=False, **FAST,
+    ).fit(catboost.Pool(X, y, group_id=qid))  # fmt: skip
+    np.testing.assert_array_equal(ranker.predict(Xt), direct.predict(Xt))
+    params = ranker.model_.get_all_params()
+    assert params["langevin"] and params["diffusion_temperature"] == 100.0
+    assert ranker.loss_function_ == native_loss(objective)
+    # The SGLB noise is really on: without it the model differs.
+    plain = CatBoostRanker(stochrank.ndcg(5, gain="linear"), iterations=20, learning_rate=0.3, **FAST)
+    assert not np.allclose(plain.fit(X, y, group_id=qid).predict(Xt), ranker.predict(Xt))
+
+
+# ----------------------------------------------------------------------------------- stochrank engine
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("sglb", [None, stochrank.SGLB(temperature=1e30, shrink_rate=0.2)])
+def test_external_engine_replays_the_boosting_recursion(sglb, weighted) -> None:
+    """Two iterations by hand: every leaf is lr * sum(w * ascent / C_t) / (sum(w) + l2_leaf_reg) over its
+    documents, the ascent taken at the SGLB scores C_t * (trees so far), and the merged model predicts
+    C_1 * (tree_0 + tree_1) (C_1 = 1 - rate * lr; the temperature makes the Langevin noise ~1e-15)."""
+    X, y, qid = querywise("train")
+    sizes = sizes_of(qid)
+    w = np.linspace(0.5, 2.0, sizes.size) if weighted else None
+    lr, l2 = 0.5, 2.0
+    objective = stochrank.ndcg(5, gain="linear", seed=7, sglb=sglb)
+    ranker = CatBoostRanker(
+        objective, engine="stochrank", iterations=2, learning_rate=lr, l2_leaf_reg=l2, bootstrap_type="No",
+        random_strength=0, **FAST,
+    ).fit(X, y, group_id=qid, sample_weight=w)  # fmt: skip
+    leaves = np.asarray(ranker.model_.calc_leaf_indexes(catboost.Pool(X)))
+    assert leaves.shape == (y.size, 2)
+    c1 = 1.0 - 0.2 * lr if sglb is not None else 1.0
+    wd = np.ones(y.size) if w is None else np.repeat(w, sizes)
+
+    def tree(ascent: np.ndarray, leaf: np.ndarray) -> np.ndarray:
+        num = np.bincount(leaf, weights=wd * ascent)
+        den = np.bincount(leaf, weights=wd) + l2
+        return lr * (num / den)[leaf]
+
+    tree0 = tree(objective.gradient(np.zeros(y.size), y, sizes, call=0), leaves[:, 0])
+    tree1 = tree(objective.gradient(c1 * tree0, y, sizes, call=1) / c1, leaves[:, 1])
+    assert np.abs(tree1).max() > 1e-3
+    np.testing.assert_allclose(ranker.predict(X), c1 * (tree0 + tree1), rtol=1e-9, atol=1e-12)
+
+
+def test_external_engine_early_stopping_save_load_and_clone(tmp_path) -> None:
+    """Early stopping keeps the best eval iteration; the merged model saves, loads and predicts identically;
+    the same objective object first trains a LightGBM ranker without changing what CatBoost trains."""
+    from sklearn.base import clone
+
+    X, y, qid = querywise("train")
+    Xt, yt, qt = querywise("test")
+    objective = stochrank.ndcg(5, gain="linear")
+    ranker = CatBoostRanker(objective, engine="stochrank", iterations=60, learning_rate=0.3, **FAST)
+    fresh = clone(ranker)
+    assert fresh.get_params() == ranker.get_params()  # clone deep-copies the objective: an equal object
+    ranker.fit(Xt, yt, group_id=qt, eval_set=[(X, y)], eval_group_id=[qid], early_stopping_rounds=8)
+    history = ranker.evals_result_["validation"]["NDCG:top=5;type=Base;denominator=LogPosition"]
+    best = ranker.best_iteration_
+    assert best == int(np.argmax(history))
+    assert len(history) == best + 9 < 60  # stopped 8 rounds after the best
+    assert ranker.tree_count_ == best + 1
+    scores = ranker.predict(X)
+    on_eval = catboost.utils.eval_metric(y, scores, "NDCG:top=5;type=Base", group_id=qid)[0]
+    assert on_eval == pytest.approx(history[best], abs=1e-12)
+    assert ranker.score(X, y, group_id=qid) == pytest.approx(history[best], abs=1e-9)  # float sums
+
+    path = tmp_path / "merged.cbm"
+    ranker.model_.save_model(str(path))
+    loaded = catboost.CatBoost().load_model(str(path))
+    np.testing.assert_array_equal(loaded.predict(Xt, prediction_type="RawFormulaVal"), ranker.predict(Xt))
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(ranker)).predict(Xt), ranker.predict(Xt))
+
+    import lightgbm as lgb
+
+    lightgbm_ranker = lgb.LGBMRanker(objective=objective, n_estimators=5, metric="None", verbose=-1)
+    lightgbm_ranker.fit(X, y, group=sizes_of(qid))
+    sizes = sizes_of(qid).tolist()  # LightGBM-style query sizes this time, a plain list
+    again = fresh.fit(Xt, yt, group_id=qt, eval_set=[(X, y)], eval_group=sizes, early_stopping_rounds=8)
+    np.testing.assert_array_equal(again.predict(Xt), ranker.predict(Xt))
+    # The same data as catboost.Pools: CatBoost stores the labels as float32, hence ~1e-9 relative changes.
+    pools = clone(ranker).fit(catboost.Pool(Xt, yt, group_id=qt), eval_set=catboost.Pool(X, y, group_id=qid),
+                              early_stopping_rounds=8)  # fmt: skip
+    assert pools.tree_count_ == ranker.tree_count_
+    np.testing.assert_allclose(pools.predict(Xt), ranker.predict(Xt), rtol=1e-6, atol=1e-9)
+
+
+def test_external_engine_trains_objectives_catboost_lacks() -> None:
+    """lso(order='input') and a plain callable with the objective protocol train on CatBoost trees and
+    raise the train metric they optimise (seeded and deterministic: same seed, same model)."""
+    X, y, qid = querywise("train")
+    sizes = sizes_of(qid)
+    ndcg = stochrank.ndcg(5, gain="linear")
+
+    def callable_objective(preds, target):  # the protocol: (preds, RankingTarget) -> (grad, hess)
+        return ndcg(preds, target)
+
+    models = []
+    for objective in (stochrank.lso(5, sigma=0.1, seed=1), callable_objective, callable_objective):
+        ranker = CatBoostRanker(objective, iterations=15, learning_rate=1.0, **FAST).fit(X, y, group_id=qid)
+        assert ranker.engine_ == "stochrank" and ranker.tree_count_ == 15
+        models.append(ranker.predict(X))
+    # DCG-RR@5 (linear gain, 1/(c+1)): shown documents in row order; the optimum shows exactly those with
+    # label > 0, the untrained model (all scores 0) shows none. Measured: 0.195, show-all 0.133, optimum 0.218.
+    learned, optimum = lso_value(y, models[0] > 0, sizes), lso_value(y, y > 0, sizes)
+    show_all = lso_value(y, np.ones(y.size, dtype=bool), sizes)
+    print(f"lso train DCG-RR@5 {learned:.4f}, show all {show_all:.4f}, optimum {optimum:.4f}")
+    assert learned > show_all + 0.5 * (optimum - show_all)
+    assert stochrank.metrics.ndcg(y, models[1], sizes, k=5, gain="linear") > 0.75
+    np.testing.assert_array_equal(models[1], models[2])
