@@ -331,21 +331,28 @@ def plot_curves(summary: Summary, path: Path) -> None:
     ncols = min(3, len(p.folds))
     nrows = -(-len(p.folds) // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(5.2 * ncols, 3.8 * nrows), squeeze=False)
+    # One colour per method (tab20 has 20; the default cycle repeats after 10); stochrank's own methods solid,
+    # the others dashed, the baseline thick.
+    colours = plt.get_cmap("tab20")
     for ax, fold in zip(axes.flat, p.folds, strict=False):
-        for s in summary.methods:
+        for i, s in enumerate(summary.methods):
             run = summary.outcome.selected[s.name, fold][0]
-            line = ax.plot(np.arange(1, len(run.curve) + 1), run.curve, lw=1.1, label=s.name)[0]
-            ax.plot(
-                [run.best_iteration], [run.curve[run.best_iteration - 1]], "o", ms=3, color=line.get_color()
-            )
+            ours = s.name.startswith(("sr-", "softrank"))
+            ax.plot(np.arange(1, len(run.curve) + 1), run.curve, label=s.name, color=colours(i % 20),
+                    lw=2.0 if s.name == BASELINE else 1.1, ls="-" if ours else "--")  # fmt: skip
+            ax.plot([run.best_iteration], [run.curve[run.best_iteration - 1]], "o", ms=3, color=colours(i % 20))
         ax.set_xscale("log")
         ax.set_title(f"{p.dataset} fold {fold}")
         ax.set_xlabel("trees")
         ax.set_ylabel(f"validation NDCG@{p.k}")
         ax.grid(alpha=0.3)
-    for ax in list(axes.flat)[len(p.folds) :]:
+    spare = list(axes.flat)[len(p.folds) :]
+    for ax in spare:
         ax.axis("off")
-    axes.flat[0].legend(fontsize=7)
+    if spare:  # the legend gets an empty panel of its own instead of covering fold 1's curves
+        spare[0].legend(*axes.flat[0].get_legend_handles_labels(), loc="center", fontsize=8)
+    else:
+        axes.flat[0].legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
