@@ -16,10 +16,18 @@ from scipy import stats
 from stochrank import metrics
 from stochrank.bench import METHODS, Protocol, run_protocol
 from stochrank.bench.__main__ import main, parse_args
-from stochrank.bench.methods import BOOSTER_SPACES, Choice, LogUniform, LogUniformInt, Uniform
-from stochrank.bench.protocol import fit_run, load_fold, sample_configs
+from stochrank.bench.methods import (
+    BOOSTER_SPACES,
+    Choice,
+    LogUniform,
+    LogUniformInt,
+    Uniform,
+    available_methods,
+)
+from stochrank.bench.protocol import RunCache, empty_queries, fit_run, load_fold, metric_names, sample_configs
+from stochrank.bench.report import MethodSummary, _fmt_p, _verdict
 from stochrank.bench.stats import paired_randomization, paired_t
-from stochrank.datasets import load
+from stochrank.datasets import load, synthetic
 
 TINY = ["--methods", "sr-lgb,lgb-lambdarank", "--budget", "2", "--folds", "1", "--seeds", "2", "--max-queries", "40",
         "--max-rounds", "20", "--patience", "5", "--jobs", "1", "--n-resamples", "4000", "--no-progress"]  # fmt: skip
@@ -112,15 +120,10 @@ def test_booster_early_stopping_curve_is_the_report_metric(method: str) -> None:
     config = sample_configs(METHODS[method], 1)[0]
     run = fit_run(METHODS[method], 0, config, 2, 0, p)
     vali = load_fold("mq2008", 2, None, None, 60).vali
-    assert _empty_share(vali) > 0.1  # the conversion matters on this split
+    assert np.mean(empty_queries(vali)) > 0.1  # the conversion matters on this split
     assert 1 <= run.best_iteration <= run.rounds <= 15
     assert run.curve[run.best_iteration - 1] == pytest.approx(run.vali, abs=1e-6)
     assert run.vali == max(run.curve) or math.isclose(run.vali, max(run.curve), abs_tol=1e-6)
-
-
-def _empty_share(split) -> float:
-    starts = np.r_[0, np.cumsum(split.group)[:-1]]
-    return float(np.mean(np.add.reduceat(split.y > 0, starts) == 0))
 
 
 def test_configurations_share_the_booster_space_and_respect_ranges() -> None:
@@ -215,3 +218,178 @@ def test_cli_presets_and_overrides() -> None:
     assert out == Path("bench_runs") / "mq2008"
     protocol, methods, _, _ = parse_args(["--methods", "sr-xgb,lgb-lambdarank", "--threads", "2"])
     assert methods == ["lgb-lambdarank", "sr-xgb"] and protocol.threads == 2 and protocol.budget == 3
+
+
+# ------------------------------------------------------------------------------- cache identity
+FULL_PRESET = ["--preset", "full", "--no-progress"]
+
+
+def test_bundled_mq2008_cache_keys_are_unchanged() -> None:
+    """The identity of a bundled-MQ2008 fit is what it was when bench_runs/mq2008 (600 fits) was trained:
+    this key was written by that run. A change here silently invalidates the whole cache."""
+    protocol, _, _, _ = parse_args(FULL_PRESET)
+    config = sample_configs(METHODS["cb-lambdamart"], protocol.budget)[0]
+    path = RunCache("runs", protocol).path("cb-lambdamart", 1, 0, config, 0)
+    assert path.name == "seed0-c0-624028bcb0479db1.json"
+
+
+def _synthetic_root(root: Path, seed: int) -> str:
+    synthetic.write_mslr_like(root / "synthetic-mslr", (6, 3, 3), seed=seed)
+    return str(root)
+
+
+def test_cache_is_keyed_by_data_root_and_contents_and_rejects_mismatched_records(tmp_path: Path) -> None:
+    """Fits on other data are never reused: another root (even with equal files) or other files (other
+    labels and query counts) trains again; a record whose per-query metrics do not match is not loaded."""
+    root_a = _synthetic_root(tmp_path / "a", seed=1)
+    root_copy = _synthetic_root(tmp_path / "copy", seed=1)  # the same files under another root
+    root_b = _synthetic_root(tmp_path / "b", seed=2)  # other labels, other query sizes
+    assert load("synthetic-mslr", 1, "test", root=root_a).n_queries == 3
+    kwargs = {"dataset": "synthetic-mslr", "folds": (1,), "seeds": (0,), "budget": 1, "max_rounds": 4,
+              "patience": 2}  # fmt: skip
+    runs = tmp_path / "runs"
+    first = run_protocol(Protocol(root=root_a, **kwargs), ["lgb-lambdarank"], runs)
+    assert first.trained == 1
+    assert run_protocol(Protocol(root=root_a, **kwargs), ["lgb-lambdarank"], runs).trained == 0
+    assert run_protocol(Protocol(root=root_copy, **kwargs), ["lgb-lambdarank"], runs).trained == 1
+    on_b = run_protocol(Protocol(root=root_b, **kwargs), ["lgb-lambdarank"], runs)
+    assert on_b.trained == 1
+    test_b = load_fold("synthetic-mslr", 1, root_b, None, None).test
+    scores = on_b.runs[0].test_scores
+    assert scores.shape == test_b.y.shape
+    np.testing.assert_array_equal(
+        on_b.runs[0].test_metrics["NDCG@5"],
+        metrics.ndcg(
+            test_b.y, scores, test_b.group, k=5, gain="exp", ties="worst", empty="skip", per_query=True
+        ),
+    )
+    # A stored record that does not match its fold's test split is ignored (and retrained), not loaded.
+    protocol = Protocol(root=root_a, **kwargs)
+    cache = RunCache(runs, protocol)
+    config = sample_configs(METHODS["lgb-lambdarank"], 1)[0]
+    path = cache.path("lgb-lambdarank", 1, 0, config, 0)
+    assert cache.load(path, 1) is not None
+    record = json.loads(path.read_text())
+    record["test_metrics"] = {name: values[:-1] for name, values in record["test_metrics"].items()}
+    path.write_text(json.dumps(record))
+    with pytest.warns(RuntimeWarning, match="per-query metrics of \\[2\\] queries, the test split 3"):
+        assert cache.load(path, 1) is None
+    with pytest.warns(RuntimeWarning, match="it is trained again"):
+        assert run_protocol(protocol, ["lgb-lambdarank"], runs).trained == 1
+    assert cache.load(path, 1) is not None
+
+
+# ------------------------------------------------------------------------ report: k, resamples
+def test_k_outside_the_fixed_cutoffs_is_evaluated_and_judged_and_the_report_names_the_test(
+    tmp_path: Path, capsys
+) -> None:
+    """--k 7: test NDCG@7 is computed (equal to stochrank.metrics.ndcg of the saved scores) and the
+    verdict is on NDCG@7; with 2^n <= --n-resamples the randomization test is exact and the report says so
+    (not "100,000 resamples"); runs.csv records the threads and jobs of every fit."""
+    assert metric_names(5) == ("NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", "ERR@10", "MRR")
+    assert metric_names(7) == ("NDCG@1", "NDCG@3", "NDCG@5", "NDCG@7", "NDCG@10", "ERR@10", "MRR")
+    argv = ["--methods", "sr-lgb,lgb-lambdarank", "--budget", "1", "--folds", "1", "--seeds", "1", "--k", "7",
+            "--max-queries", "12", "--max-rounds", "6", "--patience", "3", "--jobs", "1", "--n-resamples", "5000",
+            "--no-progress", "--out", str(tmp_path / "out")]  # fmt: skip
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "`sr-lgb`" in text and " on NDCG@7: " in text and "In short, on NDCG@7" in text
+    assert "exact: all 2^n sign patterns enumerated for every test" in text and "resamples" not in text
+    assert "1 thread(s) per fit with 1 fit(s) at once" in text
+    test = load_fold("mq2008", 1, None, None, 12).test
+    assert 0 < int(np.sum(~empty_queries(test))) <= 12  # 2^n <= 5000: exact
+    (npz,) = (tmp_path / "out" / "runs" / "sr-lgb" / "fold1").glob("seed0-c0-*.npz")
+    expected = metrics.ndcg(test.y, np.load(npz)["test_scores"], test.group, k=7, gain="exp", ties="worst",
+                            empty="skip")  # fmt: skip
+    table = {row["method"]: row for row in _csv(tmp_path / "out" / "results.csv")}
+    assert float(table["sr-lgb"]["NDCG@7 mean"]) == pytest.approx(expected, abs=1e-12)
+    assert all(row["threads"] == "1" and row["jobs"] == "1" for row in _csv(tmp_path / "out" / "runs.csv"))
+
+    # Monte Carlo when 2^n > n_resamples: the report gives the number actually drawn.
+    argv[argv.index("--n-resamples") + 1] = "777"
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert (
+        "Trained 0 fit(s)" in text and "777 random sign patterns, seed 42" in text and "100,000" not in text
+    )
+
+
+def _summary_with(p_t: float, p_rand: float, diff: float) -> MethodSummary:
+    m = "NDCG@5"
+    return MethodSummary("sr-lgb", [], [], {}, {}, {}, {m: diff}, {m: p_t}, {m: p_rand})
+
+
+def test_nan_p_values_print_as_nan_and_are_never_ties() -> None:
+    assert _fmt_p(float("nan")) == "nan" and _fmt_p(1.0) == "1.00" and _fmt_p(0.0123) == "0.012"
+    assert _verdict(_summary_with(float("nan"), 0.01, 0.02), "NDCG@5") == "untested"
+    assert _verdict(_summary_with(0.01, float("nan"), 0.02), "NDCG@5") == "untested"
+    assert _verdict(_summary_with(0.01, 0.01, 0.02), "NDCG@5") == "win"
+    assert _verdict(_summary_with(0.01, 0.01, -0.02), "NDCG@5") == "loss"
+    assert _verdict(_summary_with(0.2, 0.01, 0.02), "NDCG@5") == "tie"
+
+
+@pytest.mark.parametrize("n_resamples", [-5, 0, 2.5, True])
+def test_randomization_test_refuses_bad_resample_counts(n_resamples) -> None:
+    with pytest.raises(ValueError, match="'n_resamples' parameter of paired_randomization"):
+        paired_randomization([0.1, 0.5, 0.2], [0.3, 0.4, 0.1], n_resamples=n_resamples)
+
+
+@pytest.mark.parametrize("where", ["a", "b"])
+def test_paired_tests_refuse_infinite_values(where: str) -> None:
+    a, b = np.array([0.2, 0.5, 0.9, 0.1]), np.array([0.1, 0.4, 0.3, 0.1])
+    (a if where == "a" else b)[2] = np.inf
+    for test in (paired_randomization, paired_t):
+        with pytest.raises(ValueError, match=f"infinite value in '{where}' \\(first at index 2"):
+            test(a, b)
+
+
+# ------------------------------------------------------------------------------ protocol checks
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("seeds", (0, 1, 0), "'seeds' parameter of Protocol lists a value twice"),
+        ("seeds", (), "'seeds' parameter of Protocol needs at least one value"),
+        ("seeds", (-1,), "'seeds' parameter of Protocol must be an int in the range \\[0"),
+        ("folds", (2, 2), "'folds' parameter of Protocol lists a value twice"),
+        ("folds", (6,), "'folds' parameter of Protocol must hold folds of mq2008"),
+        ("folds", (1.0,), "'folds' parameter of Protocol must be an int"),
+        ("budget", 0, "'budget' parameter of Protocol"),
+        ("k", 0, "'k' parameter of Protocol"),
+        ("max_rounds", 0, "'max_rounds' parameter of Protocol"),
+        ("patience", -1, "'patience' parameter of Protocol"),
+        ("threads", 0, "'threads' parameter of Protocol"),
+        ("jobs", 0, "'jobs' parameter of Protocol"),
+        ("max_queries", 0, "'max_queries' parameter of Protocol"),
+        ("normalize", "zscore", "'normalize' parameter of Protocol must be one of 'query'"),
+        ("dataset", "mslr", "'dataset' parameter of Protocol must be one of"),
+    ],
+)
+def test_protocol_validates_every_field(field: str, value, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        Protocol(**{field: value})
+
+
+def test_protocol_normalises_sequences_to_tuples() -> None:
+    p = Protocol(folds=[3, 1], seeds=range(2))
+    assert p.folds == (3, 1) and p.seeds == (0, 1)
+
+
+def test_fit_with_no_relevant_validation_query_is_a_clear_error() -> None:
+    assert empty_queries(load_fold("mq2008", 3, None, None, 1).vali).all()
+    p = Protocol(folds=(3,), seeds=(0,), budget=1, max_rounds=3, patience=2, max_queries=1)
+    for method in ("cb-yetirank", "lgb-lambdarank"):
+        config = sample_configs(METHODS[method], 1)[0]
+        with pytest.raises(ValueError, match="No validation query of mq2008 fold 3 has a relevant document"):
+            fit_run(METHODS[method], 0, config, 3, 0, p)
+
+
+def test_catboost_methods_need_catboost(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "catboost" else real(name, *a)
+    )
+    names = list(available_methods())
+    assert names == [m for m in METHODS if METHODS[m].booster != "catboost"]
+    assert "sr-lgb" in names and not any(m.startswith("cb-") or m == "sr-cb" for m in names)

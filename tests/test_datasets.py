@@ -266,6 +266,21 @@ def test_query_level_norm_matches_naive_twin(dtype: type) -> None:
     assert out[1:5, 2].tolist() == [0.0] * 4 and (out[:, 4] == 0).all() and (out[0] == 0).all()
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.int32, np.bool_, np.longdouble])
+def test_query_level_norm_of_other_real_dtypes_is_the_float64_result(dtype: type) -> None:
+    """The compiled kernel takes float32/float64: other real dtypes (float16 used to reach Numba and fail
+    with a bare NotImplementedError) are converted to float64 first."""
+    rng = np.random.default_rng(4)
+    group = np.array([3, 5, 1, 6])
+    X = rng.integers(0, 2 if dtype is np.bool_ else 40, size=(group.sum(), 4)).astype(dtype)
+    out = query_level_norm(X, group)
+    assert out.dtype == np.float64
+    np.testing.assert_array_equal(out, naive_query_norm(X.astype(np.float64), group))
+    assert 0 < np.count_nonzero(out) < out.size
+    with pytest.raises(ValueError, match="'X' must hold real numbers; got dtype complex128"):
+        query_level_norm(X.astype(np.complex128), group)
+
+
 def test_normalize_query_is_the_identity_on_letor_querylevelnorm_files() -> None:
     """MQ2008's files are already QueryLevelNorm: re-normalising must reproduce them exactly."""
     for fold, split in ((1, "train"), (4, "train"), (5, "test")):
@@ -458,6 +473,27 @@ def test_split_queries_and_pickling() -> None:
         split_queries(data, 0.001)
     clone = pickle.loads(pickle.dumps(data))
     assert isinstance(clone, RankingSplit) and np.array_equal(clone.X, data.X)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"X": np.zeros(6)}, "'X' must be 2-D"),
+        ({"y": np.zeros(5)}, "'y' must be 1-D with one entry per row of 'X' \\(6\\); got shape \\(5,\\)"),
+        ({"y": np.zeros((6, 1))}, "'y' must be 1-D with one entry per row"),
+        ({"qid": np.zeros(7, dtype=np.int64)}, "'qid' must be 1-D with one entry per row of 'X' \\(6\\)"),
+        ({"group": np.array([2, 3])}, "'group' sums to 5 documents but there are 6 rows"),
+        ({"group": np.array([2, 0, 4])}, "'group' must hold positive integer query sizes"),
+        ({"group": np.array([3, 3])}, "query 0 of 'group' \\(rows 0..2\\) has rows with different 'qid'"),
+    ],
+)
+def test_ranking_split_checks_its_fields(change: dict, message: str) -> None:
+    fields = {"X": np.zeros((6, 2)), "y": np.arange(6.0), "qid": np.array([7, 7, 1, 1, 1, 1]),
+              "group": np.array([2, 4])}  # fmt: skip
+    split = RankingSplit(**fields)  # consistent: accepted, arrays in the documented dtypes
+    assert split.y.dtype == np.float64 and split.group.dtype == np.int64 and split.n_queries == 2
+    with pytest.raises(ValueError, match=message):
+        RankingSplit(**{**fields, **change})
 
 
 # ------------------------------------------------------------------------------------ synthetic

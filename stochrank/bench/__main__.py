@@ -24,6 +24,7 @@ from typing import Any
 from .methods import BASELINE, METHODS
 from .protocol import Protocol, run_protocol
 from .report import header, markdown, summarize, write_outputs, write_section
+from .stats import N_RESAMPLES
 
 QUICK_METHODS = ("lgb-lambdarank", "lgb-xendcg", "xgb-ndcg", "sr-lgb", "sr-lgb-sglb", "sr-xgb")
 PRESETS: dict[str, dict[str, Any]] = {
@@ -63,13 +64,15 @@ def _parser() -> argparse.ArgumentParser:
         "--k",
         type=int,
         default=5,
-        help="NDCG cutoff optimised, early-stopped on and selected on (default: 5)",
+        help="NDCG cutoff optimised, early-stopped on, selected on and judged on; test NDCG@k is reported "
+        "next to NDCG@1/3/5/10 (default: 5)",
     )
     add("--max-rounds", type=int, help="most trees per fit")
     add("--patience", type=int, help="early-stopping rounds")
     add("--max-queries", type=int, help="use only the first N queries of every split (smoke tests)")
     add("--normalize", choices=("query",), help="query-level min-max feature normalisation")
-    add("--n-resamples", type=int, default=100_000, help="randomization-test resamples (default: 100000)")
+    add("--n-resamples", type=int, default=N_RESAMPLES,
+        help=f"randomization-test resamples; exact enumeration when 2^n <= this (default: {N_RESAMPLES})")  # fmt: skip
     add("--out", help="output folder (default: bench_runs/<dataset>)")
     add("--results", help="also write the report into this Markdown file's <dataset>_comparison section")
     add("--no-progress", action="store_true", help="no progress bars")
@@ -130,7 +133,18 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Protocol, list[str], 
                 f"--folds {folds_arg!r}: {dataset} has folds {', '.join(map(str, spec.folds))} (each once)."
             )
 
-    protocol = Protocol(
+    try:
+        protocol = _protocol(args, preset, dataset, folds)
+    except ValueError as exc:
+        parser.error(str(exc))
+    out = Path(args.out) if args.out else Path("bench_runs") / dataset
+    return protocol, methods, out, args
+
+
+def _protocol(
+    args: argparse.Namespace, preset: dict[str, Any], dataset: str, folds: tuple[int, ...]
+) -> Protocol:
+    return Protocol(
         dataset=dataset,
         folds=folds,
         seeds=tuple(range(args.seeds or preset["seeds"])),
@@ -144,8 +158,6 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Protocol, list[str], 
         threads=args.threads,
         jobs=args.jobs or preset["jobs"],
     )
-    out = Path(args.out) if args.out else Path("bench_runs") / dataset
-    return protocol, methods, out, args
 
 
 def _tqdm_progress(items: Iterable[Any], total: int, label: str) -> Iterable[Any]:

@@ -22,8 +22,10 @@ Protocol (identical for every method):
    (:func:`stochrank.datasets.split_queries`, seed 0) as validation.
 
 Every finished fit — (dataset, method, fold, configuration, seed) plus the protocol settings that change a
-fit — is stored under ``<out>/runs`` as JSON (validation curve, best iteration, seconds, per-query test
-metrics) and ``.npz`` (test scores); a rerun loads it instead of training.
+fit and, for a dataset read from a data root, the resolved root and a fingerprint of the fold's labels and
+queries — is stored under ``<out>/runs`` as JSON (validation curve, best iteration, seconds and the
+threads/jobs it ran with, per-query test metrics) and ``.npz`` (test scores); a rerun loads it instead of
+training, unless its per-query metrics do not match the test split (then it is trained again).
 """
 
 from __future__ import annotations
@@ -43,18 +45,22 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_int
+from .._validation import check_choice, check_int, offsets_from_sizes
 from .methods import BOOSTER_SPACES, METHODS, Method
 
 __all__ = [
     "EVAL_METRICS",
+    "NDCG_CUTOFFS",
     "FoldData",
     "Protocol",
     "Run",
     "RunCache",
+    "data_fingerprint",
+    "empty_queries",
     "evaluate",
     "fit_run",
     "load_fold",
+    "metric_names",
     "run_protocol",
     "sample_configs",
 ]
@@ -67,7 +73,10 @@ VALI_FRACTION = 0.2
 class Protocol:
     """Everything that defines a comparison (see the module docstring).
 
-    ``threads`` and ``jobs`` only change speed and are not part of a fit's identity.
+    ``threads`` and ``jobs`` only change speed and are not part of a fit's identity. Every field is
+    validated on construction (``ValueError`` naming the field): folds of the dataset and seeds >= 0, each
+    once; budget, k, max_rounds, patience, threads (0 would mean "all cores" to LightGBM) and jobs >= 1;
+    max_queries >= 1 or None.
     """
 
     dataset: str = "mq2008"
@@ -83,12 +92,55 @@ class Protocol:
     threads: int = 1
     jobs: int = 1
 
-    def identity(self) -> dict[str, Any]:
-        """The settings a cached fit must share to be reused."""
-        return {
+    def __post_init__(self) -> None:
+        from stochrank.datasets import DATASETS
+
+        owner = "Protocol"
+        check_choice(self.dataset, "dataset", owner, tuple(DATASETS))
+        spec = DATASETS[self.dataset]
+        for name, low, allowed in (("folds", 1, spec.folds), ("seeds", 0, None)):
+            values = tuple(getattr(self, name))
+            if not values:
+                raise ValueError(
+                    f"The '{name}' parameter of {owner} needs at least one value; got {values!r}."
+                )
+            for value in values:
+                check_int(value, name, owner, low=low)
+            if allowed is not None and not set(values) <= set(allowed):
+                raise ValueError(
+                    f"The '{name}' parameter of {owner} must hold folds of {self.dataset} "
+                    f"({', '.join(map(str, allowed))}); got {values!r}."
+                )
+            if len(set(values)) != len(values):
+                raise ValueError(
+                    f"The '{name}' parameter of {owner} lists a value twice ({values!r}); give each once."
+                )
+            object.__setattr__(self, name, tuple(int(v) for v in values))
+        for name in ("budget", "k", "max_rounds", "patience", "threads", "jobs"):
+            check_int(getattr(self, name), name, owner, low=1)
+        check_int(self.max_queries, "max_queries", owner, low=1, none_ok=True, none_means="every query")
+        if self.normalize is not None:
+            check_choice(self.normalize, "normalize", owner, ("query",))
+
+    def identity(self, fold: int) -> dict[str, Any]:
+        """The settings a cached fit on ``fold`` must share to be reused.
+
+        For a dataset read from a data root, also the resolved root and :func:`data_fingerprint` of the
+        fold, so that fits on other data are never reused. The bundled MQ2008 needs neither: its files
+        change only with stochrank's code.
+        """
+        from stochrank.datasets import DATASETS, data_root
+
+        settings = {
             "version": CACHE_VERSION, "dataset": self.dataset, "k": self.k, "max_rounds": self.max_rounds,
             "patience": self.patience, "normalize": self.normalize, "max_queries": self.max_queries,
         }  # fmt: skip
+        if DATASETS[self.dataset].bundled is None:
+            settings["data_root"] = str(data_root(self.root).resolve())
+            settings["data"] = data_fingerprint(
+                self.dataset, fold, self.root, self.normalize, self.max_queries
+            )
+        return settings
 
 
 # -------------------------------------------------------------------------------------------- data
@@ -109,6 +161,12 @@ def _first_queries(split: Any, n: int | None) -> Any:
 
     rows = int(split.group[:n].sum())
     return RankingSplit(split.X[:rows], split.y[:rows], split.qid[:rows], split.group[:n])
+
+
+def empty_queries(split: Any) -> np.ndarray:
+    """Per query of ``split``: True when it has no relevant document (label > 0)."""
+    offsets = offsets_from_sizes(split.group, split.y.size)
+    return np.add.reduceat(split.y > 0, offsets[:-1]) == 0
 
 
 @functools.cache
@@ -132,12 +190,41 @@ def load_fold(
     return FoldData(train, vali, test, float(spec.labels[1]))
 
 
+@functools.cache
+def data_fingerprint(
+    dataset: str, fold: int, root: str | None, normalize: str | None, max_queries: int | None
+) -> str:
+    """SHA-256 of the labels, query sizes and feature-matrix shape of a fold's train, validation and test
+    splits (as :func:`load_fold` returns them): cheap, and different for another copy of the data."""
+    data = load_fold(dataset, fold, root, normalize, max_queries)
+    digest = hashlib.sha256()
+    for split in (data.train, data.vali, data.test):
+        digest.update(repr(split.X.shape).encode())
+        digest.update(np.ascontiguousarray(split.y, dtype=np.float64).tobytes())
+        digest.update(np.ascontiguousarray(split.group, dtype=np.int64).tobytes())
+    return digest.hexdigest()
+
+
 # ------------------------------------------------------------------------------------ metrics
-EVAL_METRICS: tuple[str, ...] = ("NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", "ERR@10", "MRR")
+NDCG_CUTOFFS: tuple[int, ...] = (1, 3, 5, 10)
+EVAL_METRICS: tuple[str, ...] = (*(f"NDCG@{c}" for c in NDCG_CUTOFFS), "ERR@10", "MRR")
 
 
-def evaluate(y: np.ndarray, scores: np.ndarray, group: np.ndarray, max_grade: float) -> dict[str, np.ndarray]:
-    """Per-query test metrics in the report's conventions (NaN for a query that is skipped).
+def _cutoffs(k: int) -> list[int]:
+    return sorted({*NDCG_CUTOFFS, k})
+
+
+def metric_names(k: int) -> tuple[str, ...]:
+    """The test metrics of a protocol optimising NDCG@k: :data:`EVAL_METRICS`, plus NDCG@k (in cutoff
+    order) when k is not one of :data:`NDCG_CUTOFFS`."""
+    return (*(f"NDCG@{c}" for c in _cutoffs(k)), "ERR@10", "MRR")
+
+
+def evaluate(
+    y: np.ndarray, scores: np.ndarray, group: np.ndarray, max_grade: float, k: int = 5
+) -> dict[str, np.ndarray]:
+    """Per-query test metrics :func:`metric_names` ``(k)`` in the report's conventions (NaN for a query
+    that is skipped).
 
     Exp gain 2^r - 1, discount 1/log2(p + 2), worst-case ties (a tied relevant document is ranked below
     the tied irrelevant ones), queries without a relevant document skipped; ERR@10 with stop probability
@@ -147,8 +234,8 @@ def evaluate(y: np.ndarray, scores: np.ndarray, group: np.ndarray, max_grade: fl
 
     conv = {"ties": "worst", "empty": "skip", "per_query": True}
     out = {
-        f"NDCG@{k}": metrics.ndcg(y, scores, group, k=k, gain="exp", discount="log", **conv)
-        for k in (1, 3, 5, 10)
+        f"NDCG@{c}": metrics.ndcg(y, scores, group, k=c, gain="exp", discount="log", **conv)
+        for c in _cutoffs(k)
     }
     out["ERR@10"] = metrics.err(y, scores, group, k=10, max_grade=max_grade, **conv)
     out["MRR"] = metrics.mrr(y, scores, group, threshold=0.0, **conv)
@@ -255,11 +342,6 @@ def _train_xgboost(recipe: Any, booster: dict[str, Any], data: FoldData, seed: i
                predict(data.vali), predict(data.test))  # fmt: skip
 
 
-def _empty_fraction(split: Any) -> float:
-    has_relevant = np.add.reduceat(split.y > 0, np.concatenate(([0], np.cumsum(split.group)[:-1])))
-    return float(np.mean(has_relevant == 0))
-
-
 def _train_catboost(recipe: Any, booster: dict[str, Any], data: FoldData, seed: int, p: Protocol) -> Fit:
     import catboost as cb
 
@@ -285,7 +367,7 @@ def _train_catboost(recipe: Any, booster: dict[str, Any], data: FoldData, seed: 
                       eval_group=data.vali.group, early_stopping_rounds=p.patience)  # fmt: skip
         history, best = model.evals_result_["validation"][metric], model.best_iteration_ + 1
     # CatBoost counts a query without relevant documents as NDCG 1; the report skips it.
-    e = _empty_fraction(data.vali)
+    e = float(np.mean(empty_queries(data.vali)))
     curve = (np.asarray(history, dtype=np.float64) - e) / (1.0 - e)
     return Fit(curve, best, np.asarray(model.predict(data.vali.X)), np.asarray(model.predict(data.test.X)))
 
@@ -310,10 +392,12 @@ class Run:
     vali: float  # validation NDCG@k of the kept model (report convention)
     best_iteration: int
     rounds: int  # trees trained before stopping
-    seconds: float
+    seconds: float  # wall time of the fit in the run that trained it, with ``threads`` and ``jobs`` below
     curve: list[float]
     test_metrics: dict[str, list[float]]  # per query, NaN for skipped queries
     test_scores: np.ndarray | None = field(default=None, repr=False)
+    threads: int | None = None  # threads per fit and fits at once when it was trained (None: not recorded)
+    jobs: int | None = None
 
     def metric_means(self) -> dict[str, float]:
         """Test metrics averaged over the queries that count."""
@@ -322,7 +406,7 @@ class Run:
 
 def _key(protocol: Protocol, method: str, fold: int, config: dict[str, Any], seed: int) -> str:
     text = json.dumps(
-        {**protocol.identity(), "method": method, "fold": fold, "seed": seed, "config": config},
+        {**protocol.identity(fold), "method": method, "fold": fold, "seed": seed, "config": config},
         sort_keys=True, default=float,
     )  # fmt: skip
     return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -339,16 +423,34 @@ class RunCache:
         key = _key(self.protocol, method, fold, config, seed)
         return self.root / method / f"fold{fold}" / f"seed{seed}-c{config_index}-{key}.json"
 
-    def load(self, path: Path) -> Run | None:
+    def load(self, path: Path, fold: int) -> Run | None:
+        """The fit stored at ``path`` (on ``fold``), or None if there is none or it does not fit the fold's
+        test split: other metrics, or per-query metrics / scores of another length (warned, retrained)."""
         if not path.is_file() or not path.with_suffix(".npz").is_file():
             return None
         record = json.loads(path.read_text())
+        p = self.protocol
+        test = load_fold(p.dataset, fold, p.root, p.normalize, p.max_queries).test
+        with np.load(path.with_suffix(".npz")) as npz:
+            record["test_scores"] = npz["test_scores"]
+        names = tuple(record["test_metrics"])
+        lengths = {len(values) for values in record["test_metrics"].values()}
+        problem = (
+            f"its metrics {names} are not {metric_names(p.k)}" if names != metric_names(p.k)
+            else f"it has per-query metrics of {sorted(lengths)} queries, the test split {test.n_queries}"
+            if lengths != {test.n_queries}
+            else f"it has {record['test_scores'].size} test scores, the test split {test.y.size} documents"
+            if record["test_scores"].shape != test.y.shape
+            else None
+        )  # fmt: skip
+        if problem is not None:
+            warnings.warn(f"Ignoring the cached fit {path}: {problem}; it is trained again.", RuntimeWarning,
+                          stacklevel=2)  # fmt: skip
+            return None
         record["test_metrics"] = {
             name: [math.nan if v is None else v for v in values]
             for name, values in record["test_metrics"].items()
         }
-        with np.load(path.with_suffix(".npz")) as npz:
-            record["test_scores"] = npz["test_scores"]
         return Run(**record)
 
     def store(self, path: Path, run: Run) -> None:
@@ -371,6 +473,12 @@ def fit_run(
 ) -> Run:
     """Train one configuration with one seed on one fold and score it (no cache)."""
     data = load_fold(p.dataset, fold, p.root, p.normalize, p.max_queries)
+    if empty_queries(data.vali).all():
+        raise ValueError(
+            f"No validation query of {p.dataset} fold {fold} has a relevant document, so validation NDCG (which "
+            "skips such queries) is undefined and can neither early-stop nor select. Use more queries (a "
+            "larger --max-queries, or none)."
+        )
     _set_numba_threads(p.threads)
     recipe = method.build(config["own"], config["booster"], p.k, seed)
     start = time.perf_counter()
@@ -384,11 +492,11 @@ def fit_run(
             f"{method.name}: the booster's validation NDCG@{p.k} at its best iteration ({reported!r}) differs from "
             f"stochrank.metrics.ndcg of the kept model ({vali!r}); the early-stopping metric is not the report's."
         )
-    metrics = evaluate(data.test.y, fit.test_scores, data.test.group, data.max_grade)
+    metrics = evaluate(data.test.y, fit.test_scores, data.test.group, data.max_grade, p.k)
     return Run(
         method.name, fold, seed, config_index, config, vali, fit.best_iteration, int(fit.curve.size), seconds,
         fit.curve.tolist(), {name: values.tolist() for name, values in metrics.items()},
-        np.asarray(fit.test_scores, dtype=np.float64),
+        np.asarray(fit.test_scores, dtype=np.float64), p.threads, p.jobs,
     )  # fmt: skip
 
 
@@ -431,7 +539,9 @@ def _run_tasks(
     done: list[Run] = []
     todo: list[Task] = []
     for task in tasks:
-        run = cache.load(cache.path(task.method, task.fold, task.config_index, task.config, task.seed))
+        run = cache.load(
+            cache.path(task.method, task.fold, task.config_index, task.config, task.seed), task.fold
+        )
         if run is None:
             todo.append(task)
         else:
@@ -468,9 +578,6 @@ def run_protocol(
     ``progress(iterable, total, label)`` wraps the loops over fits to train (e.g. tqdm); fits found in
     ``cache_root`` are loaded, not trained.
     """
-    check_int(protocol.budget, "budget", "run_protocol", low=1)
-    if not protocol.seeds or not protocol.folds:
-        raise ValueError("run_protocol needs at least one seed and one fold (--seeds, --folds).")
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise ValueError(f"Unknown method(s) {unknown}; available: {', '.join(METHODS)}.")

@@ -17,9 +17,10 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import offsets_from_sizes
 from .methods import BASELINE, BOOSTER_SPACES, METHODS
-from .protocol import Outcome, Run, load_fold
-from .stats import N_RESAMPLES, paired_randomization, paired_t
+from .protocol import Outcome, Run, empty_queries, load_fold
+from .stats import N_RESAMPLES, paired_arrays, paired_randomization, paired_t, randomization_is_exact
 
 __all__ = ["ALPHA", "Summary", "summarize", "write_outputs", "write_section"]
 
@@ -59,6 +60,9 @@ class Summary:
     baseline: str | None
     empty_fraction: float  # test queries without a relevant document (skipped by every metric)
     n_queries: int  # test queries pooled over folds
+    n_resamples: int  # randomization-test resamples asked for
+    exact_tests: int  # randomization tests that enumerated all 2^n sign patterns (2^n <= n_resamples)
+    sampled_tests: int  # randomization tests that drew n_resamples random sign patterns
 
     @property
     def primary(self) -> str:
@@ -93,6 +97,7 @@ def summarize(outcome: Outcome, n_resamples: int = N_RESAMPLES) -> Summary:
         all_fits = [r for r in outcome.runs if r.method == name]
         summaries.append(MethodSummary(name, runs, all_fits, _pooled(runs, p.folds), means, stds, {}, {}, {}))
     metrics = list(summaries[0].means)
+    exact = sampled = 0
     if baseline is not None:
         base = next(s for s in summaries if s.name == baseline)
         for s in summaries:
@@ -101,18 +106,29 @@ def summarize(outcome: Outcome, n_resamples: int = N_RESAMPLES) -> Summary:
                 s.diffs[m] = float(np.nanmean(diff))
                 s.p_t[m] = paired_t(s.per_query[m], base.per_query[m])
                 s.p_rand[m] = paired_randomization(s.per_query[m], base.per_query[m], n_resamples=n_resamples)
+                if randomization_is_exact(
+                    paired_arrays(s.per_query[m], base.per_query[m])[0].size, n_resamples
+                ):
+                    exact += 1
+                else:
+                    sampled += 1
     tests = [load_fold(p.dataset, f, p.root, p.normalize, p.max_queries).test for f in p.folds]
     n_queries = sum(t.n_queries for t in tests)
-    empty = sum(int(np.sum(np.add.reduceat(t.y > 0, np.r_[0, np.cumsum(t.group)[:-1]]) == 0)) for t in tests)
-    return Summary(outcome, metrics, summaries, baseline, empty / n_queries, n_queries)
+    empty = sum(int(np.sum(empty_queries(t))) for t in tests)
+    return Summary(
+        outcome, metrics, summaries, baseline, empty / n_queries, n_queries, n_resamples, exact, sampled
+    )
 
 
 # ------------------------------------------------------------------------------------- markdown
 def _fmt_p(p: float) -> str:
-    return "<1e-4" if p < 1e-4 else f"{p:.3f}" if p < 0.995 else "1.00"
+    return "nan" if np.isnan(p) else "<1e-4" if p < 1e-4 else f"{p:.3f}" if p < 0.995 else "1.00"
 
 
 def _verdict(s: MethodSummary, metric: str) -> str:
+    """One of win, loss, tie (not significant) or untested (a NaN p-value or difference)."""
+    if np.isnan([s.p_t[metric], s.p_rand[metric], s.diffs[metric]]).any():
+        return "untested"
     significant = s.p_t[metric] < ALPHA and s.p_rand[metric] < ALPHA
     if not significant:
         return "tie"
@@ -153,14 +169,15 @@ def verdict_text(summary: Summary) -> str:
     """Plain-words wins, ties and losses against the baseline (both tests below ALPHA = significant)."""
     if summary.baseline is None:
         return f"No verdicts: the baseline `{BASELINE}` was not among the methods run."
-    primary = summary.primary if summary.primary in summary.metrics else summary.metrics[0]
+    primary = summary.primary  # evaluate() adds NDCG@k when k is not a fixed cutoff
     base = next(s for s in summary.methods if s.name == summary.baseline)
     lines = []
     for s in summary.methods:
         if s.name == summary.baseline:
             continue
         v = _verdict(s, primary)
-        words = {"win": "**wins**", "loss": "**loses**", "tie": "ties (no significant difference)"}[v]
+        words = {"win": "**wins**", "loss": "**loses**", "tie": "ties (no significant difference)",
+                 "untested": "is **not tested** (a p-value is NaN)"}[v]  # fmt: skip
         others = {m: _verdict(s, m) for m in summary.metrics if m != primary}
         won = [m for m, x in others.items() if x == "win"]
         lost = [m for m, x in others.items() if x == "loss"]
@@ -173,10 +190,11 @@ def verdict_text(summary: Summary) -> str:
         )
     sr = [s for s in summary.methods if METHODS[s.name].stochrank and s.name != summary.baseline]
     if sr:
-        counts = {v: sum(_verdict(s, primary) == v for s in sr) for v in ("win", "tie", "loss")}
+        counts = {v: sum(_verdict(s, primary) == v for s in sr) for v in ("win", "tie", "loss", "untested")}
+        untested = f" ({counts['untested']} not tested: NaN p-value)" if counts["untested"] else ""
         lines.append(
             f"- In short, on {primary} the {len(sr)} StochasticRank variants win {counts['win']}, tie {counts['tie']} "
-            f"and lose {counts['loss']} against LambdaMART (`{summary.baseline}`)."
+            f"and lose {counts['loss']} against LambdaMART (`{summary.baseline}`){untested}."
         )
     return "\n".join(lines)
 
@@ -199,14 +217,35 @@ def conventions_text(summary: Summary) -> str:
         ("- **mean ± std** over the selected configuration's (fold, seed) runs, each run the mean over its test "
         "queries. **Δ** is the mean per-query difference from the baseline, queries pooled over folds and "
         "averaged over seeds; p-values: two-sided paired t-test (`scipy.stats.ttest_rel`) / two-sided "
-        f"paired randomization test (random sign flips of the per-query differences, as "
-        f"`scipy.stats.permutation_test(permutation_type='samples')`; {N_RESAMPLES:,} resamples, seed 42). "
+        f"paired randomization test (sign flips of the per-query differences, as "
+        f"`scipy.stats.permutation_test(permutation_type='samples')`; {_randomization_text(summary)}). "
         f"A difference counts as significant "
         f"when both p < {ALPHA}; no correction for multiple comparisons."),
-        "- **trees**: mean trees kept by early stopping; **fit s**: mean seconds per fit of the selected "
-        "configuration; **all fits s**: seconds of all the method's fits, tuning included"
-        + (f" (with {p.jobs} fits running at once)." if p.jobs > 1 else "."),
+        ("- **trees**: mean trees kept by early stopping; **fit s**: mean seconds per fit of the selected "
+        "configuration; **all fits s**: seconds of all the method's fits, tuning included. Each time is from "
+        f"the run that trained the fit, which may not be this one: {_settings_text(summary)}."),
     ])  # fmt: skip
+
+
+def _randomization_text(summary: Summary) -> str:
+    n = summary.n_resamples
+    if summary.sampled_tests == 0:
+        return "exact: all 2^n sign patterns enumerated for every test"
+    sampled = f"{n:,} random sign patterns, seed 42"
+    if summary.exact_tests == 0:
+        return sampled
+    return (f"{sampled}, except {summary.exact_tests} of the {summary.exact_tests + summary.sampled_tests} tests "
+            f"with 2^n <= {n:,}, which enumerate all sign patterns exactly")  # fmt: skip
+
+
+def _settings_text(summary: Summary) -> str:
+    """The (threads per fit, fits at once) the report's fits were trained with, as recorded per fit."""
+    settings = {(r.threads, r.jobs) for s in summary.methods for r in s.all_fits}
+    recorded = sorted(tj for tj in settings if tj[0] is not None)
+    parts = [f"{threads} thread(s) per fit with {jobs} fit(s) at once" for threads, jobs in recorded]
+    if len(recorded) < len(settings):
+        parts.append("not recorded for fits cached by an earlier stochrank")
+    return "; ".join(parts) + " (per fit in `runs.csv`)"
 
 
 def _max_grade(p: Any) -> float:
@@ -297,7 +336,7 @@ def write_per_query(summary: Summary, path: Path) -> None:
         for s in summary.methods:
             for run in s.runs:
                 test = load_fold(p.dataset, run.fold, p.root, p.normalize, p.max_queries).test
-                first_rows = np.r_[0, np.cumsum(test.group)[:-1]]
+                first_rows = offsets_from_sizes(test.group, test.y.size)[:-1]
                 for q in range(test.n_queries):
                     values = [run.test_metrics[m][q] for m in summary.metrics]
                     writer.writerow([s.name, run.fold, run.seed, q, int(test.qid[first_rows[q]]),
@@ -309,15 +348,18 @@ def write_runs(outcome: Outcome, path: Path) -> None:
     chosen = {(r.method, r.fold, r.config_index) for runs in outcome.selected.values() for r in runs}
     with path.open("w", newline="") as fh:
         writer = csv.writer(fh)
-        writer.writerow(
-            ["method", "fold", "seed", "config", "selected", "vali", "trees", "rounds", "seconds", "params"]
-        )
+        columns = ["method", "fold", "seed", "config", "selected", "vali", "trees", "rounds", "seconds"]
+        writer.writerow([*columns, "threads", "jobs", "params"])
         for r in sorted(
             outcome.runs, key=lambda r: (outcome.methods.index(r.method), r.fold, r.config_index, r.seed)
         ):
             writer.writerow([r.method, r.fold, r.seed, r.config_index, (r.method, r.fold, r.config_index) in chosen,
-                             r.vali, r.best_iteration, r.rounds, f"{r.seconds:.3f}",
+                             r.vali, r.best_iteration, r.rounds, f"{r.seconds:.3f}", _blank(r.threads), _blank(r.jobs),
                              json.dumps(r.config, sort_keys=True)])  # fmt: skip
+
+
+def _blank(value: int | None) -> int | str:
+    return "" if value is None else value
 
 
 def plot_curves(summary: Summary, path: Path) -> None:
@@ -331,16 +373,18 @@ def plot_curves(summary: Summary, path: Path) -> None:
     ncols = min(3, len(p.folds))
     nrows = -(-len(p.folds) // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(5.2 * ncols, 3.8 * nrows), squeeze=False)
-    # One colour per method (tab20 has 20; the default cycle repeats after 10); stochrank's own methods solid,
+    # One colour per method (tab20 has 20; the default cycle repeats after 10); StochasticRank methods solid,
     # the others dashed, the baseline thick.
     colours = plt.get_cmap("tab20")
     for ax, fold in zip(axes.flat, p.folds, strict=False):
         for i, s in enumerate(summary.methods):
             run = summary.outcome.selected[s.name, fold][0]
-            ours = s.name.startswith(("sr-", "softrank"))
+            ours = METHODS[s.name].stochrank
             ax.plot(np.arange(1, len(run.curve) + 1), run.curve, label=s.name, color=colours(i % 20),
                     lw=2.0 if s.name == BASELINE else 1.1, ls="-" if ours else "--")  # fmt: skip
-            ax.plot([run.best_iteration], [run.curve[run.best_iteration - 1]], "o", ms=3, color=colours(i % 20))
+            ax.plot(
+                [run.best_iteration], [run.curve[run.best_iteration - 1]], "o", ms=3, color=colours(i % 20)
+            )
         ax.set_xscale("log")
         ax.set_title(f"{p.dataset} fold {fold}")
         ax.set_xlabel("trees")

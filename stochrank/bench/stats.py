@@ -4,7 +4,7 @@
 * :func:`paired_randomization` — two-sided paired randomization (sign-flip) test of the mean difference:
   under the null hypothesis each per-query difference is equally likely to have either sign, and the
   p-value is the share of sign patterns whose |mean| reaches the observed one. Exact (all 2^n patterns)
-  when 2^n <= ``n_resamples``, otherwise Monte Carlo with ``n_resamples`` random patterns (default 100,000,
+  when 2^n <= ``n_resamples`` (:func:`randomization_is_exact`), otherwise Monte Carlo with ``n_resamples`` random patterns (default 100,000,
   the number rankeval uses; seed 42) and p = (count + 1) / (n_resamples + 1), which never reports 0.
   Equivalent to ``scipy.stats.permutation_test(..., permutation_type='samples')`` on the pairs, computed
   as one matrix-vector product per batch of sign patterns instead of SciPy's resampled copies of both arrays.
@@ -16,21 +16,35 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["N_RESAMPLES", "paired_arrays", "paired_randomization", "paired_t"]
+from .._validation import check_int
+
+__all__ = ["N_RESAMPLES", "paired_arrays", "paired_randomization", "paired_t", "randomization_is_exact"]
 
 N_RESAMPLES = 100_000
 
 
 def paired_arrays(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
-    """The pairs where both values exist (NaN marks a query a metric skips)."""
+    """The pairs where both values exist (NaN marks a query a metric skips); infinite values are refused."""
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     if a.shape != b.shape or a.ndim != 1:
         raise ValueError(
             f"paired tests need two 1-D arrays of equal length; got shapes {a.shape} and {b.shape}."
         )
+    for name, values in (("a", a), ("b", b)):
+        if np.isinf(values).any():
+            row = int(np.flatnonzero(np.isinf(values))[0])
+            raise ValueError(
+                f"paired tests got an infinite value in '{name}' (first at index {row}: {values[row]}); "
+                "per-query metrics are finite, with NaN marking a skipped query. Check the metric values."
+            )
     keep = ~(np.isnan(a) | np.isnan(b))
     return a[keep], b[keep]
+
+
+def randomization_is_exact(n_pairs: int, n_resamples: int) -> bool:
+    """Whether :func:`paired_randomization` enumerates all 2^n_pairs sign patterns instead of sampling."""
+    return n_pairs < 63 and 2**n_pairs <= n_resamples
 
 
 def paired_t(a: Any, b: Any) -> float:
@@ -44,7 +58,13 @@ def paired_t(a: Any, b: Any) -> float:
 
 
 def paired_randomization(a: Any, b: Any, n_resamples: int = N_RESAMPLES, seed: int = 42) -> float:
-    """Two-sided p-value of the paired sign-flip test of mean(a - b) = 0 (see the module docstring)."""
+    """Two-sided p-value of the paired sign-flip test of mean(a - b) = 0 (see the module docstring).
+
+    ``n_resamples`` (>= 1) random sign patterns, or all 2^n of them when that is no more; NaN pairs are
+    dropped, infinite values raise ``ValueError``.
+    """
+    check_int(n_resamples, "n_resamples", "paired_randomization", low=1)
+    check_int(seed, "seed", "paired_randomization", low=0)
     a, b = paired_arrays(a, b)
     d = a - b
     n = d.size
@@ -52,7 +72,7 @@ def paired_randomization(a: Any, b: Any, n_resamples: int = N_RESAMPLES, seed: i
         return 1.0
     observed = abs(d.sum())
     tolerance = 1e-12 * np.abs(d).sum()  # equal sums computed in another order still count as reaching it
-    if n < 63 and 2**n <= n_resamples:
+    if randomization_is_exact(n, n_resamples):
         count = 0
         for signs in _all_sign_patterns(n):
             count += int(np.count_nonzero(np.abs(signs @ d) >= observed - tolerance))

@@ -53,19 +53,26 @@ def query_level_norm(X: Any, group: Any) -> np.ndarray:
     Parameters
     ----------
     X : array-like of shape (n_documents, n_features)
-        Finite feature values, rows in query order; float32 stays float32 (computed in float64).
+        Finite real feature values, rows in query order; float32 stays float32 (computed in float64), any
+        other real dtype (integers, bool, float16, long double) is converted to float64.
     group : array-like of shape (n_queries,)
         Documents per query, in row order.
 
     Returns
     -------
     ndarray of shape (n_documents, n_features)
-        A new array in ``X``'s floating dtype (float64 for integer input), values in [0, 1].
+        A new array, float32 for float32 ``X`` and float64 otherwise, values in [0, 1].
     """
     arr = np.asarray(X)
     if arr.ndim != 2:
         raise ValueError(f"'X' must be a 2-D feature matrix (documents x features); got shape {arr.shape}.")
-    if not np.issubdtype(arr.dtype, np.floating):
+    if not (
+        np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer) or arr.dtype == bool
+    ):
+        raise ValueError(
+            f"'X' must hold real numbers; got dtype {arr.dtype}. Convert it first, e.g. X.astype(np.float64)."
+        )
+    if arr.dtype not in (np.float32, np.float64):  # the compiled kernel has float32 and float64 versions only
         arr = arr.astype(np.float64)
     arr = np.ascontiguousarray(arr)
     offsets = offsets_from_sizes(group, arr.shape[0])

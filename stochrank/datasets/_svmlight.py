@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_choice, check_int, check_real
+from .._validation import check_choice, check_int, check_real, offsets_from_sizes
 
 __all__ = ["RankingSplit", "cache_dir", "load_svmlight_ranking", "split_queries"]
 
@@ -40,12 +40,46 @@ class RankingSplit:
     group : ndarray of int64, shape (n_queries,)
         Documents per query: the lengths of the contiguous runs of equal ``qid``, in row order. A qid
         that reappears after another query starts a new query (LETOR files are contiguous blocks).
+
+    Raises
+    ------
+    ValueError
+        On construction, naming the field, if ``X`` is not 2-D, ``y`` or ``qid`` is not 1-D with one entry per
+        row of ``X``, ``group`` does not hold positive sizes adding up to the rows, or a query's rows have
+        different ``qid``.
     """
 
     X: np.ndarray
     y: np.ndarray
     qid: np.ndarray
     group: np.ndarray
+
+    def __post_init__(self) -> None:
+        X = np.asarray(self.X)
+        if X.ndim != 2:
+            raise ValueError(f"RankingSplit: 'X' must be 2-D (documents x features); got shape {X.shape}.")
+        n_rows = X.shape[0]
+        arrays = {"y": np.asarray(self.y, dtype=np.float64), "qid": np.asarray(self.qid)}
+        for name, values in arrays.items():
+            if values.shape != (n_rows,):
+                raise ValueError(
+                    f"RankingSplit: '{name}' must be 1-D with one entry per row of 'X' ({n_rows}); got shape "
+                    f"{values.shape}. Take X, y, qid from the same rows."
+                )
+        offsets = offsets_from_sizes(self.group, n_rows)
+        qid = arrays["qid"]
+        starts = offsets[:-1]
+        mixed = np.flatnonzero(np.maximum.reduceat(qid, starts) != np.minimum.reduceat(qid, starts))
+        if mixed.size:
+            first = int(mixed[0])
+            raise ValueError(
+                f"RankingSplit: query {first} of 'group' (rows {offsets[first]}..{offsets[first + 1] - 1}) has "
+                "rows with different 'qid'; 'group' must be the lengths of the runs of equal qid."
+            )
+        object.__setattr__(self, "X", X)
+        object.__setattr__(self, "y", arrays["y"])
+        object.__setattr__(self, "qid", qid)
+        object.__setattr__(self, "group", np.asarray(self.group, dtype=np.int64))
 
     @property
     def n_queries(self) -> int:
@@ -225,7 +259,7 @@ def _parse(
             qid = np.repeat(np.arange(group.size, dtype=np.int64), group)
         else:
             _check_qid_rows(qid, n_rows, path)
-            starts = np.concatenate(([0], np.cumsum(group)[:-1]))
+            starts = offsets_from_sizes(group, n_rows)[:-1]
             if (np.maximum.reduceat(qid, starts) != np.minimum.reduceat(qid, starts)).any():
                 raise ValueError(
                     f"The query file {query_file} splits {path} into groups whose rows have different qids; "
@@ -279,7 +313,7 @@ def _read_query_file(query_file: Path, n_rows: int, path: Path) -> np.ndarray:
 
 
 def _check_contiguous(split: RankingSplit, path: Path) -> None:
-    starts = np.concatenate(([0], np.cumsum(split.group)[:-1]))
+    starts = offsets_from_sizes(split.group, split.y.size)[:-1]
     first_ids = split.qid[starts]
     unique, counts = np.unique(first_ids, return_counts=True)
     if (counts == 1).all():
