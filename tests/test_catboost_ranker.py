@@ -20,7 +20,7 @@ import pytest
 catboost = pytest.importorskip("catboost")
 
 import stochrank
-from stochrank.adapters.catboost import LOSS_KEYS
+from stochrank.adapters.catboost import LOSS_KEYS, _decode_rows, _default_eval_metric, _encode_rows
 from stochrank.catboost import CatBoostDeviationWarning, CatBoostRanker, native_loss
 
 DATA = Path(__file__).resolve().parent / "data" / "catboost_querywise"
@@ -138,6 +138,14 @@ G_TINY = np.repeat([0, 1], 5)
         ({}, {"eval_set": [(X_TINY, Y_TINY), (X_TINY, Y_TINY)], "eval_group_id": [G_TINY, G_TINY]},
          ValueError, "one eval set"),
         ({}, {"group_id": np.r_[0, 0, 1, 1, 0, 0, 1, 1, 2, 2]}, ValueError, "not contiguous"),
+        ({}, {"eval_set": [X_TINY, Y_TINY], "eval_group_id": G_TINY}, ValueError,
+         r"list of two items that are not \(X, y\) tuples.*eval_set=\[\(X_val, y_val\)\]"),
+        ({"objective": stochrank.err(3, max_grade=2)}, {"eval_set": (X_TINY, Y_TINY), "eval_group_id": G_TINY},
+         ValueError, "no default eval_metric.*Pass eval_metric= explicitly"),
+        ({"objective": stochrank.pfound(3, max_grade=2)}, {"eval_set": (X_TINY, Y_TINY), "eval_group_id": G_TINY},
+         ValueError, "no default eval_metric"),
+        ({"learning_rate": 0.5, "objective": stochrank.ndcg(sglb=stochrank.SGLB(shrink_rate=4.0))}, {},
+         ValueError, r"shrink_rate \* learning_rate < 1; got 4.0 \* 0.5"),
     ],
 )  # fmt: skip
 def test_invalid_settings_are_refused(kwargs, fit_kwargs, error, match) -> None:
@@ -279,3 +287,120 @@ def test_external_engine_trains_objectives_catboost_lacks() -> None:
     assert learned > show_all + 0.5 * (optimum - show_all)
     assert stochrank.metrics.ndcg(y, models[1], sizes, k=5, gain="linear") > 0.75
     np.testing.assert_array_equal(models[1], models[2])
+
+
+# ------------------------------------------------------------------------------ eval metric defaults
+@pytest.mark.parametrize(
+    ("objective", "expected"),
+    [
+        (stochrank.ndcg(5, gain="linear", discount="position"), "NDCG:top=5;type=Base;denominator=Position"),
+        (stochrank.softrank(5, gain="linear", discount="position"), "NDCG:top=5;type=Base;denominator=Position"),
+        (stochrank.softrank(), "NDCG:type=Exp;denominator=LogPosition"),
+        (stochrank.err(5), "ERR:top=5"),
+        (stochrank.err(5, max_grade=4), None),
+        (stochrank.pfound(5, max_grade=4), None),
+    ],
+    ids=lambda x: repr(x)[:50],
+)
+def test_default_eval_metric(objective, expected) -> None:
+    assert _default_eval_metric(objective) == expected
+
+
+def test_softrank_early_stops_on_the_ndcg_score_reports() -> None:
+    """softrank(gain='linear', discount='position') early-stops on NDCG with that gain and discount, so
+    the best eval value is what ranker.score gives the kept model (with exponential gain it differs)."""
+    X, y, qid = querywise("train")
+    Xt, yt, qt = querywise("test")
+    objective = stochrank.softrank(5, gain="linear", discount="position")
+    ranker = CatBoostRanker(objective, iterations=12, learning_rate=0.5, **FAST)
+    ranker.fit(X, y, group_id=qid, eval_set=(Xt, yt), eval_group_id=qt, early_stopping_rounds=4)
+    assert ranker.engine_ == "stochrank"
+    (name, history), = ranker.evals_result_["validation"].items()
+    assert name == "NDCG:top=5;type=Base;denominator=Position"
+    best = ranker.best_iteration_
+    assert ranker.score(Xt, yt, group_id=qt) == pytest.approx(history[best], abs=1e-9)
+    exp_gain = catboost.utils.eval_metric(yt, ranker.predict(Xt), "NDCG:top=5;type=Exp", group_id=qt)[0]
+    assert abs(exp_gain - history[best]) > 1e-3
+
+
+def test_graded_err_trains_with_an_explicit_eval_metric() -> None:
+    """err(max_grade=...) has no CatBoost eval metric; without an eval set it needs none, with one it takes
+    the one given (its values are then real NDCG values in [0, 1])."""
+    X, y, qid = X_TINY, Y_TINY, G_TINY
+    ranker = CatBoostRanker(stochrank.err(3, max_grade=2), iterations=3, learning_rate=0.5, thread_count=1)
+    assert ranker.fit(X, y, group_id=qid).engine_ == "stochrank"
+    ranker.set_params(eval_metric="NDCG:top=3").fit(X, y, group_id=qid, eval_set=(X, y), eval_group_id=qid)
+    history = ranker.evals_result_["validation"]["NDCG:top=3"]
+    assert len(history) == 3 and all(0.0 <= v <= 1.0 for v in history)
+
+
+# ------------------------------------------------------------------------------- Pool query weights
+def _graded(split: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """querywise data with grades 0..3 (exact in CatBoost's float32 labels, so Pools and arrays agree)."""
+    X, y, qid = querywise(split)
+    return X, np.round(y * 5.0), qid
+
+
+def test_pool_group_weights_are_the_query_weights() -> None:
+    """A Pool's group_weight (which catboost.Pool has no getter for) trains the stochrank engine exactly
+    as the same weights given as sample_weight with arrays; an unweighted Pool trains something else; the
+    native engine sees them too (it warns that CatBoost ignores them in the derivatives)."""
+    X, y, qid = _graded("train")
+    w = np.round(np.linspace(0.2, 3.0, sizes_of(qid).size) * 8.0) / 8.0  # exact in CatBoost's float32
+    rows = np.repeat(w, sizes_of(qid))
+    kw = {"engine": "stochrank", "iterations": 3, "learning_rate": 0.5, **FAST}
+    arrays = CatBoostRanker(stochrank.ndcg(5), **kw).fit(X, y, group_id=qid, sample_weight=w).predict(X)
+    pool = catboost.Pool(X, y, group_id=qid, group_weight=rows)
+    weighted = CatBoostRanker(stochrank.ndcg(5), **kw).fit(pool).predict(X)
+    np.testing.assert_array_equal(weighted, arrays)
+    unweighted = CatBoostRanker(stochrank.ndcg(5), **kw).fit(catboost.Pool(X, y, group_id=qid)).predict(X)
+    assert np.abs(unweighted - weighted).max() > 1e-3
+    objects = catboost.Pool(X, y, group_id=qid, weight=rows)  # object weights, constant within queries
+    np.testing.assert_array_equal(CatBoostRanker(stochrank.ndcg(5), **kw).fit(objects).predict(X), arrays)
+    with pytest.warns(CatBoostDeviationWarning, match="ignores query weights"):
+        CatBoostRanker(stochrank.ndcg(5), engine="native", iterations=1, **FAST).fit(pool)
+    with pytest.raises(ValueError, match="sample_weight would not reach CatBoost.*group_weight"):
+        CatBoostRanker(stochrank.ndcg(5), **kw).fit(catboost.Pool(X, y, group_id=qid), sample_weight=w)
+
+
+def test_eval_pool_group_weights_weight_the_eval_metric() -> None:
+    """The eval set's group weights reach the metric: the history equals CatBoost's weighted metric."""
+    X, y, qid = _graded("train")
+    Xt, yt, qt = _graded("test")
+    wt = np.repeat(np.round(np.linspace(0.1, 5.0, sizes_of(qt).size) * 8.0) / 8.0, sizes_of(qt))
+    ranker = CatBoostRanker(stochrank.ndcg(5), engine="stochrank", iterations=2, learning_rate=0.5, **FAST)
+    ranker.fit(X, y, group_id=qid, eval_set=catboost.Pool(Xt, yt, group_id=qt, group_weight=wt))
+    metric = "NDCG:top=5;type=Exp;denominator=LogPosition"
+    history = ranker.evals_result_["validation"][metric]
+    weighted = catboost.utils.eval_metric(yt, ranker.predict(Xt), metric, group_id=qt, group_weight=wt)[0]
+    plain = catboost.utils.eval_metric(yt, ranker.predict(Xt), metric, group_id=qt)[0]
+    assert history[ranker.best_iteration_] == pytest.approx(weighted, abs=1e-12)  # the kept model
+    assert abs(weighted - plain) > 1e-4
+
+
+# ----------------------------------------------------------------------------- row-index labels
+def test_row_labels_stay_exact_past_float32_integers() -> None:
+    """Row indices past 2**24 (where float32 integers collide) survive CatBoost's float32 labels: a Python
+    loss decodes exactly the rows it was given, in a real CatBoost fit."""
+    rows = np.array([0, 1, 2**24 - 1, 2**24, 2**24 + 1, 2**24 + 2, 123_456_789, 2**31 - 2**24 - 1])
+    assert np.float32(2**24 + 1) == np.float32(2**24)  # why the plain index is not enough
+    labels = _encode_rows(rows)
+    np.testing.assert_array_equal(labels.astype(np.float32).astype(np.float64), labels)
+    np.testing.assert_array_equal(_decode_rows(labels), rows)
+    seen: list[np.ndarray] = []
+
+    class Recorder:
+        no_jit = True
+
+        def calc_ders_range(self, approxes, targets, weights):
+            seen.append(_decode_rows(targets))
+            return [(0.0, -1.0)] * len(targets)
+
+    pool = catboost.Pool(np.arange(rows.size, dtype=np.float64)[:, None], label=labels)
+    catboost.CatBoost(
+        {"loss_function": Recorder(), "iterations": 1, "eval_metric": "RMSE", "thread_count": 1,
+         "allow_writing_files": False, "boost_from_average": False, "has_time": True, "logging_level": "Silent"}
+    ).fit(pool)  # fmt: skip
+    np.testing.assert_array_equal(seen[0], rows)
+    with pytest.raises(ValueError, match="can label rows 0 to 2130706431"):
+        _encode_rows(np.array([2**31 - 2**24]))

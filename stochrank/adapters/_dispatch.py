@@ -182,11 +182,11 @@ class DatasetCache:
         return BoosterCall(preds, info, b)
 
 
-def _dense(data: Any, absent: float) -> np.ndarray:
-    """A 2-D float64 array from numpy / scipy.sparse / pandas-like data; sparse gaps become ``absent``."""
+def _dense(data: Any) -> np.ndarray:
+    """A 2-D float64 array from numpy / scipy.sparse / pandas-like data; sparse gaps become 0.0."""
     if hasattr(data, "tocsr"):  # scipy.sparse
         csr = data.tocsr()
-        out = np.full(csr.shape, absent, dtype=np.float64)
+        out = np.zeros(csr.shape, dtype=np.float64)
         rows = np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr))
         out[rows, csr.indices] = csr.data
         return out
@@ -200,8 +200,12 @@ def training_features(source: Any) -> tuple[np.ndarray | None, str]:
 
     * LightGBM ``Dataset``: its raw data, kept only with ``free_raw_data=False`` (subsets made by
       ``lgb.cv`` are sliced from the reference's raw data);
-    * XGBoost ``DMatrix``: ``DMatrix.get_data()`` (values as float32; XGBoost's missing entries come back
-      as NaN). A ``QuantileDMatrix`` holds only bin indices, so it has no features to give;
+    * XGBoost ``DMatrix``: ``DMatrix.get_data()`` (values as float32), a CSR matrix without the entries
+      XGBoost treats as missing: a scipy.sparse input's absent entries and a dense input's ``missing``
+      values (NaN by default) alike. They come back as 0.0, scipy.sparse's meaning of an absent entry and
+      what LightGBM's path gives, so a DMatrix built from a sparse matrix works; the price is that NaN in
+      a *dense* DMatrix also reaches the variance model as 0.0 (XGBoost keeps no record of which it was).
+      A ``QuantileDMatrix`` holds only bin indices, so it has no features to give;
     * ``RankingTarget`` and ``(y_true, y_pred, weight, group)`` calls carry no features.
     """
     if source is None:
@@ -211,7 +215,7 @@ def training_features(source: Any) -> tuple[np.ndarray | None, str]:
     if _is_xgb_dmatrix(source):
         if any(c.__name__.endswith("QuantileDMatrix") for c in type(source).__mro__):
             return None, f"an XGBoost {type(source).__name__} stores quantised features only"
-        return _dense(source.get_data(), np.nan), ""
+        return _dense(source.get_data()), ""
     if _is_lgb_dataset(source):
         from lightgbm.basic import LightGBMError  # a LightGBM Dataset: lightgbm is installed
 
@@ -221,5 +225,5 @@ def training_features(source: Any) -> tuple[np.ndarray | None, str]:
             return None, "the LightGBM Dataset freed its raw data (build it with free_raw_data=False)"
         if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
             return None, f"the LightGBM Dataset was built from a file ({data!s})"
-        return _dense(data, 0.0), ""
+        return _dense(data), ""
     return None, f"{type(source).__name__} carries no features"

@@ -18,9 +18,10 @@ Python objective (its custom losses see blocks of documents without their querie
 ``engine="auto"`` (default) takes the native path when CatBoost has the objective and the external one
 otherwise.
 
-**The gradient table.** The training Pool is built and quantized once, with ``label = row index``. The
-loss CatBoost fits each tree with is a Python object whose ``calc_ders_range`` returns the rows of a table
-``(-grad, -hess)`` indexed by that label (CatBoost hands Python losses blocks of rows without their
+**The gradient table.** The training Pool is built and quantized once, its labels encoding the row
+index (exactly, also past float32's 2**24 exact integers: :func:`_encode_rows`). The loss CatBoost fits
+each tree with is a Python object whose ``calc_ders_range`` returns the rows of a table
+``(-grad, -hess)`` indexed by the decoded label (CatBoost hands Python losses blocks of rows without their
 queries; the label says which rows). With ``leaf_estimation_method='Newton'`` and one leaf iteration,
 each leaf is ``lr * sum(-grad) / (sum(hess) + l2_leaf_reg)`` over its documents: LightGBM's leaf for
 the same ``(grad, hess)`` with ``lambda_l2 = l2_leaf_reg``, and, since stochrank's Hessian is the query
@@ -270,22 +271,35 @@ def native_loss(objective: StochasticRankObjective) -> str:
     return loss
 
 
-def _default_eval_metric(objective: Any) -> str:
-    """The CatBoost eval metric that scores what the objective optimises (both engines early-stop on it)."""
+def _default_eval_metric(objective: Any) -> str | None:
+    """The CatBoost eval metric that scores what the objective optimises (both engines early-stop on it).
+
+    NDCG with the objective's k, gain and discount for ndcg and for any objective whose config has a
+    gain and a discount (softrank): the metric :meth:`CatBoostRanker.score` reports. None for err /
+    pfound with ``max_grade``: CatBoost's ERR and PFound read the labels as probabilities and cannot
+    map grades r to (2^r - 1)/2^G, so no CatBoost metric string scores them.
+    """
+    config = objective.config if isinstance(objective, RankingObjective) else {}
     if isinstance(objective, StochasticRankObjective):
-        metric, c = objective.metric, objective.config
-        top = "" if c["k"] is None else f"top={c['k']};"
-        if metric in ("ndcg", "dcg"):
-            return f"{_METRIC[metric]}:{top}type={_GAIN[c['gain']]};denominator={_DISCOUNT[c['discount']]}"
+        metric = objective.metric
+        top = "" if config["k"] is None else f"top={config['k']};"
         if metric == "lso":  # CatBoost's FilteredDCG metric: approx >= 0 in input order
-            return f"FilteredDCG:type={_GAIN[c['gain']]};denominator={_DISCOUNT[c['discount']]}"
+            return f"FilteredDCG:type={_GAIN[config['gain']]};denominator={_DISCOUNT[config['discount']]}"
+        if metric in ("err", "pfound") and config["max_grade"] is not None:
+            return None
         if metric == "pfound":
-            return f"PFound:{top}decay={_fmt(c['decay'])}"
+            return f"PFound:{top}decay={_fmt(config['decay'])}"
         if metric == "mrr":
-            return f"MRR:{top}border={_fmt(c['threshold'])}"
-        return f"ERR:top={c['k']}" if c["k"] is not None else "ERR"
-    k = getattr(objective, "k", None)
-    return "NDCG:type=Exp" if k is None else f"NDCG:top={int(k)};type=Exp"
+            return f"MRR:{top}border={_fmt(config['threshold'])}"
+        if metric == "err":
+            return f"ERR:top={config['k']}" if config["k"] is not None else "ERR"
+        name = _METRIC[metric]  # ndcg, dcg
+    else:
+        name = "NDCG"
+    k = config.get("k", getattr(objective, "k", None))
+    top = "" if k is None else f"top={int(k)};"
+    gain, discount = config.get("gain", "exp"), config.get("discount", "log")
+    return f"{name}:{top}type={_GAIN[gain]};denominator={_DISCOUNT[discount]}"
 
 
 # --------------------------------------------------------------------------------------------- data
@@ -308,7 +322,10 @@ class _RankingData:
         return np.repeat(np.arange(self.offsets.size - 1, dtype=np.int64), self.sizes)
 
     @classmethod
-    def of(cls, X: Any, y: Any, group_id: Any, group: Any, weight: Any, name: str) -> _RankingData:
+    def of(
+        cls, X: Any, y: Any, group_id: Any, group: Any, weight: Any, name: str, *, read_weights: bool = True
+    ) -> _RankingData:
+        """Validated data; ``read_weights=False`` skips reading a Pool's query weights (None then)."""
         from catboost import Pool
 
         if isinstance(X, Pool):
@@ -316,6 +333,12 @@ class _RankingData:
                 raise ValueError(
                     f"{name} is a catboost.Pool: its label and group_id are used; do not pass y, group_id or "
                     "group as well."
+                )
+            if weight is not None:
+                raise ValueError(
+                    f"{name} is a catboost.Pool, so sample_weight would not reach CatBoost: put the query weights "
+                    "in the Pool (Pool(X, y, group_id=qid, group_weight=w)) or pass arrays, fit(X, y, "
+                    "group_id=qid, sample_weight=w)."
                 )
             label = X.get_label()
             if label is None:
@@ -326,8 +349,10 @@ class _RankingData:
                     f"The Pool given as {name} has no group_id: build it with Pool(X, y, group_id=qid)."
                 )
             offsets = offsets_from_qid(np.asarray(X.get_group_id_hash()), f"{name}.group_id")
-            w = np.asarray(X.get_weight(), dtype=np.float64)
-            weights = None if np.all(w == 1.0) else query_weights(w, offsets, f"{name} weight")
+            weights = None
+            if read_weights:
+                w = _pool_row_weights(X, labels, name)
+                weights = None if np.all(w == 1.0) else query_weights(w, offsets, f"{name} weight")
             return cls(None, X, labels, offsets, weights)
         if y is None:
             raise ValueError(f"Pass the labels of {name}: fit(X, y, group_id=...) or a catboost.Pool.")
@@ -370,6 +395,54 @@ class _RankingData:
         return self.pool.get_features()
 
 
+class _WeightProbe:
+    """A CatBoost Python loss with zero derivatives that records the labels and weights it is handed."""
+
+    no_jit = True
+
+    def __init__(self) -> None:
+        self.labels: list[np.ndarray] = []
+        self.weights: list[np.ndarray] = []
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _WeightProbe:
+        return self
+
+    def calc_ders_range(self, approxes: Any, targets: Any, weights: Any) -> list[tuple[float, float]]:
+        self.labels.append(np.asarray(targets, dtype=np.float64))
+        self.weights.append(
+            np.ones(len(targets)) if weights is None else np.asarray(weights, dtype=np.float64)
+        )
+        return [(0.0, -1.0)] * len(targets)
+
+
+def _pool_row_weights(pool: Any, labels: np.ndarray, name: str) -> np.ndarray:
+    """The weight of every row of a Pool: its object weights, or its group weights.
+
+    CatBoost 1.2 has no getter for a Pool's ``group_weight`` (``Pool.get_weight()`` returns ones then),
+    but hands a Python loss the group weight of every row as its weight. So a Pool without object weights
+    is fitted once (one depth-1 tree, one border, one thread, ``has_time=True``: rows in Pool order) with
+    a loss that records them. That costs ~0.6 s per 200,000 x 40 Pool.
+    """
+    from catboost import CatBoost
+
+    weights = np.asarray(pool.get_weight(), dtype=np.float64)
+    if not np.all(weights == 1.0):
+        return weights
+    probe = _WeightProbe()
+    settings = {"iterations": 1, "depth": 1, "border_count": 1, "has_time": True, "bootstrap_type": "No"}
+    quiet = {"thread_count": 1, "eval_metric": "RMSE", "verbose": False, "allow_writing_files": False}
+    CatBoost({"loss_function": probe, "boost_from_average": False, **settings, **quiet}).fit(pool)
+    n = labels.size
+    seen_labels = np.concatenate(probe.labels)[:n]
+    # The first pass over the rows must be in row order (its labels are the Pool's, as float32).
+    if seen_labels.size != n or not np.array_equal(seen_labels, labels.astype(np.float32), equal_nan=True):
+        raise RuntimeError(
+            f"Could not read the group weights of the Pool given as {name}: CatBoost did not hand its rows to "
+            "a Python loss in order. Pass arrays instead: fit(X, y, group_id=qid, sample_weight=w)."
+        )
+    return np.concatenate(probe.weights)[:n]
+
+
 def _as_list(value: Any) -> list[Any]:
     if value is None:
         return []
@@ -390,10 +463,36 @@ def _is_xy(value: Any) -> bool:
 
 
 # ------------------------------------------------------------------------------------- gradient table
+# CatBoost stores labels as float32, whose integers are exact only up to 2**24 (16.7 M rows). The row
+# index i is stored instead as the float32 whose bit pattern is i + 2**23: the positive normal floats
+# from 2**-126 upward in order, exact (no subnormals a flush-to-zero mode could erase) up to the largest
+# finite float32, i.e. for 2**31 - 2**24 rows.
+_ROW_BITS_OFFSET = 1 << 23
+_MAX_ROWS = 0x7F7FFFFF - _ROW_BITS_OFFSET + 1
+
+
+def _encode_rows(rows: np.ndarray) -> np.ndarray:
+    """Labels (float64, each exactly a float32) that encode the row indices ``rows`` for :func:`_decode_rows`."""
+    rows = np.asarray(rows, dtype=np.int64)
+    if rows.size and not 0 <= rows.min() <= rows.max() < _MAX_ROWS:
+        raise ValueError(
+            f"engine='stochrank' can label rows 0 to {_MAX_ROWS - 1} (distinct finite float32 labels); got rows "
+            f"{rows.min()} to {rows.max()}."
+        )
+    return (rows + _ROW_BITS_OFFSET).astype(np.uint32).view(np.float32).astype(np.float64)
+
+
+def _decode_rows(labels: Any) -> np.ndarray:
+    """The row indices (int64) that :func:`_encode_rows` stored as ``labels``."""
+    bits = np.asarray(labels, dtype=np.float64).astype(np.float32).view(np.uint32)
+    return bits.astype(np.int64) - _ROW_BITS_OFFSET
+
+
 class _GradientTable:
     """A CatBoost Python loss that returns the rows of a ``(-grad, -hess)`` table (CatBoost maximises).
 
-    The training Pool's label is the row index, so ``calc_ders_range`` knows which rows a block holds.
+    The training Pool's label encodes the row index (:func:`_encode_rows`), so ``calc_ders_range``
+    knows which rows a block holds.
     CatBoost deep-copies its loss object: returning ``self`` keeps the table shared; ``no_jit`` stops it
     from trying to compile the method with Numba.
     """
@@ -407,7 +506,7 @@ class _GradientTable:
         return self
 
     def calc_ders_range(self, approxes: Any, targets: Any, weights: Any) -> np.ndarray:
-        return self.table[np.asarray(targets, dtype=np.int64)]
+        return self.table[_decode_rows(targets)]
 
 
 # ------------------------------------------------------------------------------------------ estimator
@@ -442,8 +541,9 @@ class CatBoostRanker:
         own Monte-Carlo draws, which are not stochrank's; for the stochrank engine tree t uses
         ``random_seed + t`` for its bootstrap and split randomness). ``eval_metric`` defaults to the
         CatBoost metric of the objective (``NDCG:top=5;type=Exp;denominator=LogPosition`` for
-        ``stochrank.ndcg(k=5)``); the stochrank engine evaluates it with ``catboost.utils.eval_metric``
-        and accepts only ranking metrics (it maximises).
+        ``stochrank.ndcg(k=5)``; NDCG with the objective's k, gain and discount for ``softrank``), none for
+        ``err`` / ``pfound`` with ``max_grade`` (give one with an eval set); the stochrank engine evaluates
+        it with ``catboost.utils.eval_metric`` and accepts only ranking metrics (it maximises).
 
     Attributes
     ----------
@@ -539,19 +639,15 @@ class CatBoostRanker:
             )
         self._check_seed(params)
         sglb = self._sglb()
-        if sglb is not None and sglb.learning_rate is not None and not np.isclose(sglb.learning_rate, lr):
-            raise ValueError(
-                f"The objective's SGLB(learning_rate={sglb.learning_rate}) disagrees with CatBoostRanker's "
-                f"learning_rate={lr}. SGLB's noise and shrinkage use the booster's step: make them equal or drop "
-                "learning_rate from SGLB(...)."
-            )
-        if sglb is not None and sglb.shrink_mode == "constant":
-            sglb._check_constant(lr)
+        if sglb is not None:
+            sglb.booster_learning_rate(lr, "CatBoostRanker")
         if "verbose" not in params and "logging_level" not in params and "silent" not in params:
             params["verbose"] = False
         params.setdefault("allow_writing_files", False)
         if "eval_metric" not in params:
             params["eval_metric"] = _default_eval_metric(self.objective)
+            if params["eval_metric"] is None:  # err / pfound with max_grade: checked in fit with an eval set
+                return params
         elif not isinstance(params["eval_metric"], str):
             raise TypeError(
                 f"CatBoostRanker's eval_metric must be a CatBoost metric string such as 'NDCG:top=5'; got "
@@ -604,7 +700,8 @@ class CatBoostRanker:
         group : array-like of int
             Documents per query in row order (LightGBM style), instead of ``group_id``.
         sample_weight : array-like
-            Query weights: one per query, or one per row constant within each query.
+            Query weights: one per query, or one per row constant within each query. Not with a Pool:
+            its own ``weight`` or ``group_weight`` are the query weights then.
         eval_set : (X, y) tuple or catboost.Pool, or a list holding one of them
             The data for ``eval_metric`` and early stopping (with ``eval_group_id`` / ``eval_group``).
         early_stopping_rounds : int
@@ -620,9 +717,19 @@ class CatBoostRanker:
         train = _RankingData.of(X, y, group_id, group, sample_weight, "X")
         evals = _as_list(eval_set)
         if len(evals) > 1:
+            if (
+                isinstance(eval_set, list)
+                and len(eval_set) == 2
+                and not isinstance(eval_set[0], tuple | list)
+            ):
+                raise ValueError(
+                    "eval_set is a list of two items that are not (X, y) tuples; for one eval set pass "
+                    "eval_set=[(X_val, y_val)] (or eval_set=(X_val, y_val), or a catboost.Pool)."
+                )
+            shapes = ", ".join(type(ev).__name__ for ev in evals)
             raise ValueError(
-                f"CatBoostRanker takes one eval set (it early-stops on it); got {len(evals)}. Score the others with "
-                "ranker.score(...) after training."
+                f"CatBoostRanker takes one eval set, eval_set=[(X_val, y_val)] (it early-stops on it); got "
+                f"{len(evals)} items ({shapes}). Score the others with ranker.score(...) after training."
             )
         valid = None
         if evals:
@@ -634,6 +741,13 @@ class CatBoostRanker:
                 valid = _RankingData.of(ev, None, gid, grp, None, "eval_set")
         if params.get("early_stopping_rounds") is not None and valid is None:
             raise ValueError("early_stopping_rounds needs an eval_set to watch.")
+        if valid is not None and params["eval_metric"] is None:
+            raise ValueError(
+                f"{self.objective!r} has no default eval_metric: CatBoost's ERR and PFound read the labels as "
+                "probabilities in [0, 1] and cannot map grades to (2^r - 1)/2^max_grade. Pass eval_metric= "
+                "explicitly, e.g. CatBoostRanker(..., eval_metric='NDCG:top=5'), or ERR / PFound on labels you "
+                "mapped to probabilities yourself."
+            )
         self.engine_ = engine
         if engine == "native":
             self._fit_native(train, valid, params)
@@ -694,7 +808,7 @@ class CatBoostRanker:
         predict_threads = params.get("thread_count", 1)
         quantization = {key: params.pop(key) for key in _QUANTIZATION if key in params}
 
-        pool = Pool(train.dense_features("X"), label=np.arange(n, dtype=np.float64))
+        pool = Pool(train.dense_features("X"), label=_encode_rows(np.arange(n)))
         pool.quantize(**quantization)
         table = _GradientTable(n)
         tree_params = dict(
@@ -782,7 +896,7 @@ class CatBoostRanker:
         """
         from ..metrics import ndcg
 
-        data = _RankingData.of(X, y, group_id, group, None, "X")
+        data = _RankingData.of(X, y, group_id, group, None, "X", read_weights=False)
         scores = self.predict(X if data.pool is None else data.pool)
         config = self.objective.config if isinstance(self.objective, RankingObjective) else {}
         k = config.get("k", getattr(self.objective, "k", None))

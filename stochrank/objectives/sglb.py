@@ -86,6 +86,27 @@ class SGLB:
                 f"{self.rate} * {lr}. Lower shrink_rate."
             )
 
+    def booster_learning_rate(self, booster_lr: float | None, booster: str = "the booster") -> float | None:
+        """The step SGLB's noise and shrinkage use: the booster's, else ``learning_rate`` (None if neither).
+
+        Raises ValueError when both are known and differ, or when constant shrinkage would not shrink
+        (``shrink_rate * lr`` outside [0, 1)). ``booster`` names the other side in the message.
+        """
+        given = self.learning_rate
+        if (
+            booster_lr is not None
+            and given is not None
+            and not math.isclose(booster_lr, given, rel_tol=1e-5, abs_tol=1e-8)
+        ):
+            raise ValueError(
+                f"SGLB(learning_rate={given}) disagrees with {booster}'s learning_rate={booster_lr}. SGLB's noise "
+                "and shrinkage must use the booster's step: drop learning_rate from SGLB(...) or make them equal."
+            )
+        lr = booster_lr if booster_lr is not None else given
+        if lr is not None and self.shrink_mode == "constant":
+            self._check_constant(lr)
+        return lr
+
     def noise_rate(self, lr: float) -> float:
         """Langevin noise scale c = sqrt(2 / (lr * T))."""
         return math.sqrt(2.0 / (lr * self.temperature))
