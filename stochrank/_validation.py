@@ -22,8 +22,10 @@ __all__ = [
     "check_choice",
     "check_int",
     "check_labels",
+    "check_offsets",
     "check_real",
     "check_scores",
+    "check_variances",
     "offsets_from_qid",
     "offsets_from_sizes",
     "query_weights",
@@ -229,3 +231,47 @@ def query_weights(weight: Any, offsets: np.ndarray, name: str = "weight") -> np.
     raise ValueError(
         f"'{name}' has {w.size} entries; expected one per row ({n_rows}) or one per query ({n_queries})."
     )
+
+
+def check_variances(variance: Any, n: int | None = None, name: str = "variance", what: str = "") -> np.ndarray:
+    """Per-document variances as float64: finite and >= 0. ``what`` describes them in the messages
+    (default: the argument name)."""
+    arr = as_float_array(variance, name, n)
+    what = what or f"'{name}'"
+    if not np.isfinite(arr).all():
+        bad = np.flatnonzero(~np.isfinite(arr))
+        raise ValueError(
+            f"{what} contains {bad.size} NaN or infinite values (first at row {bad[0]}: {arr[bad[0]]}). "
+            "Every document needs a finite score variance >= 0."
+        )
+    if arr.size and arr.min() < 0.0:
+        bad = np.flatnonzero(arr < 0.0)
+        raise ValueError(
+            f"{what} contains {bad.size} negative values (first at row {bad[0]}: {arr[bad[0]]}). "
+            "A variance is >= 0: pass the squared standard deviation (std ** 2), not a log-variance."
+        )
+    return arr
+
+
+def check_offsets(offsets: Any, n_rows: int, name: str = "offsets") -> np.ndarray:
+    """Query boundaries ``[0, e_0, e_1, ..., n_rows]`` as int64, strictly increasing (no empty query)."""
+    arr = np.asarray(offsets)
+    integral = arr.ndim == 1 and np.issubdtype(arr.dtype, np.number) and bool(np.all(arr == np.round(arr)))
+    if not integral or arr.size < 2:
+        raise ValueError(
+            f"'{name}' must be a 1-D integer array of query boundaries [0, end of query 0, ..., {n_rows}] (at "
+            f"least two entries); got {arr[:5]!r} of shape {arr.shape}. From query sizes: "
+            f"{name} = np.r_[0, np.cumsum(group)]."
+        )
+    if arr[0] != 0 or arr[-1] != n_rows:
+        raise ValueError(
+            f"'{name}' must start at 0 and end at the number of documents ({n_rows}); got {arr[0]} .. {arr[-1]}."
+            f" From query sizes: {name} = np.r_[0, np.cumsum(group)]."
+        )
+    if np.any(np.diff(arr) < 1):
+        q = int(np.flatnonzero(np.diff(arr) < 1)[0])
+        raise ValueError(
+            f"'{name}' must increase strictly (every query has a document); query {q} spans "
+            f"{arr[q]} .. {arr[q + 1]}."
+        )
+    return arr.astype(np.int64)

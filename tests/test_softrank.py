@@ -26,12 +26,23 @@ from sklearn.gaussian_process.kernels import RBF, WhiteKernel
 
 import stochrank
 from stochrank.adapters._dispatch import RankingTarget
-from stochrank.kernels import softrank_batch, softrank_query, softrank_rank_distribution
+from stochrank.kernels import (
+    softrank_batch,
+    softrank_linear_batch,
+    softrank_linear_query,
+    softrank_query,
+    softrank_rank_distribution,
+)
 from stochrank.objectives import SoftRankObjective, StochasticRankObjective, softrank
 from stochrank.xgboost import XGBRanker
 
 from ._training import mq2008, ndcg_at_5, train_lightgbm, train_xgboost
-from .naive import naive_softrank_dcg, naive_softrank_distribution, naive_softrank_pi
+from .naive import (
+    naive_position_weights,
+    naive_softrank_dcg,
+    naive_softrank_distribution,
+    naive_softrank_pi,
+)
 
 
 def _log_weights(n):
@@ -383,3 +394,139 @@ def test_softrank_trains_lightgbm_and_xgboost_on_mq2008():
         assert runs[name].test > constant + 0.1, (name, runs[name].test, constant)
     assert runs["softrank-lgb"].test > runs["lambdarank"].test - MARGIN
     assert runs["softrank-xgb"].test > runs["rank:ndcg"].test - MARGIN
+
+
+def test_variance_model_reads_absent_entries_of_a_sparse_dmatrix_as_zero():
+    """A DMatrix built from scipy.sparse hands the variance model the matrix's zeros (XGBoost drops absent
+    entries from get_data(); they are read as 0.0, as on LightGBM's path), not NaN: the gradients equal
+    those of the dense DMatrix and of the variances computed on the float32 features directly."""
+    import scipy.sparse as sp
+
+    X, y, sizes = _small_queries()
+    X = np.where(X < 0.3, 0.0, X)  # over half the entries are real zeros
+    assert 0.3 < np.mean(X == 0.0) < 0.9
+    gp = GaussianProcessRegressor(RBF(1.0) + WhiteKernel(0.1), optimizer=None).fit(X[:80], y[:80])
+    preds = np.random.default_rng(7).normal(size=y.size)
+    X32 = X.astype(np.float32).astype(np.float64)
+    expect = softrank(k=5, variance=gp.predict(X32, return_std=True)[1] ** 2)(preds, RankingTarget(y, sizes))[0]
+    sparse = softrank(k=5, variance=gp)(preds, xgb.DMatrix(sp.csr_matrix(X), y, group=sizes))[0]
+    dense = softrank(k=5, variance=gp)(preds, xgb.DMatrix(X, y, group=sizes))[0]
+    np.testing.assert_array_equal(sparse, expect)
+    np.testing.assert_array_equal(dense, expect)
+
+
+# ------------------------------------------------------------ linear whole-list discount: O(n²) kernel
+def _linear_query(mean, var, gain):
+    d_mean, d_var = np.empty(mean.size), np.empty(mean.size)
+    return softrank_linear_query(mean, var, gain, d_mean, d_var), d_mean, d_var
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 9, 40])
+def test_linear_kernel_equals_the_recursion_with_the_whole_list_linear_discount(n):
+    """softrank_linear_query (expected ranks, O(n²)) is the recursion's E[DCG] with w_r = 1 - r/n and
+    k = -1: value and both gradients, with tied gains (pairs skipped by the kernel) and a zero variance."""
+    mean, var, gain = _query(n, seed=n, zero_var=(0,) if n > 2 else ())
+    w = 1.0 - np.arange(n) / n
+    value, d_mean, d_var = _linear_query(mean, var, gain)
+    ref_value, ref_mean, ref_var = _kernel(mean, var, gain, w, -1)
+    assert value == pytest.approx(ref_value, rel=1e-12, abs=1e-14)
+    np.testing.assert_allclose(d_mean, ref_mean, rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(d_var, ref_var, rtol=1e-10, atol=1e-13)
+
+
+def test_linear_kernel_equals_enumeration_and_its_finite_differences():
+    mean, var, gain = _query(7, seed=21)
+    w = 1.0 - np.arange(7) / 7
+    value, d_mean, d_var = _linear_query(mean, var, gain)
+    assert value == pytest.approx(naive_softrank_dcg(mean, var, gain, w), rel=1e-12)
+    h = 1e-6
+    for j in range(7):
+        e = np.zeros(7)
+        e[j] = h
+        fd_mean = (naive_softrank_dcg(mean + e, var, gain, w) - naive_softrank_dcg(mean - e, var, gain, w)) / (2 * h)
+        fd_var = (naive_softrank_dcg(mean, var + e, gain, w) - naive_softrank_dcg(mean, var - e, gain, w)) / (2 * h)
+        assert d_mean[j] == pytest.approx(fd_mean, rel=1e-6, abs=1e-9)
+        assert d_var[j] == pytest.approx(fd_var, rel=1e-6, abs=1e-9)
+
+
+def test_linear_batch_scales_each_query_and_skips_unscored_ones():
+    sizes = np.array([6, 1, 9, 4])
+    offsets = np.r_[0, np.cumsum(sizes)]
+    rng = np.random.default_rng(2)
+    n = int(sizes.sum())
+    mean, var, gain = rng.normal(size=n), rng.uniform(0.1, 1.0, n), rng.integers(0, 4, n).astype(float)
+    scale = np.array([0.5, 2.0, 0.0, 3.0])  # query 2 is not scored
+    values, d_mean, d_var = np.full(4, np.nan), np.full(n, np.nan), np.full(n, np.nan)
+    softrank_linear_batch(mean, var, gain, offsets, scale, values, d_mean, d_var)
+    for q in range(sizes.size):
+        s, e = offsets[q], offsets[q + 1]
+        v, dm, dv = _linear_query(mean[s:e], var[s:e], gain[s:e])
+        assert values[q] == pytest.approx(scale[q] * v, rel=1e-14)
+        np.testing.assert_allclose(d_mean[s:e], scale[q] * dm, rtol=1e-14)
+        np.testing.assert_allclose(d_var[s:e], scale[q] * dv, rtol=1e-14)
+
+
+# ------------------------------------------------------------ copies, variance models, X, discounts
+def test_copies_keep_the_variance_array_validated_and_read_only():
+    """Deep copies (LightGBM makes one per run) and unpickled objects rebuild the objective: their variance
+    array is again a read-only copy, and a state carrying invalid variances is rejected, not trained on
+    with silently zero gradients."""
+    var = np.linspace(0.1, 1.0, 6)
+    obj = softrank(k=3, variance=var)
+    var[:] = -1.0  # the caller's array is copied at construction
+    assert obj.variance.min() > 0
+    for twin in (copy.deepcopy(obj), pickle.loads(pickle.dumps(obj))):
+        assert twin == obj and not twin.variance.flags.writeable
+        with pytest.raises(ValueError, match="read-only"):
+            twin.variance[:] = -5.0
+    state = obj.__getstate__()
+    state["config"] = {**state["config"], "variance": -np.linspace(0.1, 1.0, 6)}
+    with pytest.raises(ValueError, match="'variance' array of stochrank.softrank contains 6 negative"):
+        copy.copy(obj).__setstate__(state)
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        SoftRankObjective("ndcg", **{**obj.config, "variance": np.r_[np.nan, np.ones(5)]})
+
+
+def test_variance_model_must_be_a_fitted_instance_at_construction():
+    from sklearn.exceptions import NotFittedError
+
+    from stochrank.gp import SparseGP
+
+    with pytest.raises(TypeError, match="got the class GaussianProcessRegressor, not a fitted model"):
+        softrank(k=3, variance=GaussianProcessRegressor)
+    with pytest.raises(NotFittedError, match="'variance' model of stochrank.softrank is not fitted"):
+        softrank(k=3, variance=SparseGP())
+    X, y, _ = _small_queries()
+    fitted = SparseGP(n_prototypes=4, max_iter=3, random_state=0).fit(X, y)
+    assert isinstance(copy.deepcopy(softrank(k=3, variance=fitted)), SoftRankObjective)
+
+
+def test_value_and_gradient_checks_the_features():
+    X, y, sizes = _small_queries()
+    gp = GaussianProcessRegressor(RBF(1.0) + WhiteKernel(0.1), optimizer=None).fit(X, y)
+    obj = softrank(k=5, variance=gp)
+    scores = np.zeros(y.size)
+    with pytest.raises(ValueError, match=r"'X' must be 2-D \(one row of features per document\)"):
+        obj.value_and_gradient(scores, y, sizes, X=X[:, 0])
+    with pytest.raises(ValueError, match=f"'X' has {y.size - 1} rows but there are {y.size} documents"):
+        obj.value_and_gradient(scores, y, sizes, X=X[1:])
+    std = gp.predict(X, return_std=True)[1]
+    np.testing.assert_array_equal(
+        obj.value_and_gradient(scores, y, sizes, X=X)[1],
+        softrank(k=5, variance=std**2).value_and_gradient(scores, y, sizes)[1],
+    )
+
+
+def test_shared_position_weights_are_the_documented_discounts():
+    """One helper builds every objective's discount (StochasticRank, SoftRank, GP-Rank's SoftNDCG)."""
+    from stochrank.objectives._discounts import position_weights
+
+    for discount in ("log", "position", "none"):
+        for k in (None, 1, 4, 9):
+            np.testing.assert_array_equal(
+                position_weights(discount, 9, k), naive_position_weights(discount, 9, k), err_msg=discount
+            )
+    np.testing.assert_allclose(position_weights("linear", 9, 4), [1.0, 0.75, 0.5, 0.25, 0, 0, 0, 0, 0])
+    np.testing.assert_allclose(position_weights("linear", 3, 8), [1.0, 0.875, 0.75])
+    with pytest.raises(ValueError, match="needs a cut-off"):
+        position_weights("linear", 5)

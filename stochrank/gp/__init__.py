@@ -7,8 +7,8 @@ processes*, SIGIR 2008).
   a variance source for ``stochrank.softrank(variance=model)``.
 * :class:`GPRanker` — GP-Rank / FITC-Rank: the same model trained on SoftNDCG by L-BFGS with exact
   gradients, ranking by the risk-adjusted score ``mean + alpha * std``.
-* :class:`SoftNDCG` — the training objective (exact SoftRank recursion) and its gradient in the score
-  means and variances.
+* :class:`SoftNDCG` — the training objective (SoftRank's rank distributions; O(n²) per query for the
+  default whole-list linear discount) and its gradient in the score means and variances.
 """
 
 from ._model import SparseGP

@@ -231,11 +231,16 @@ class SparseGP(SparseGPBase):
     outputs_ : ndarray (M,) or (N,)
         Virtual outputs (centred target units).
     amplitude_, lengthscale_, linear_weights_, noise_ :
-        Kernel hyper-parameters c, λ (n_features,), η (n_features,) and noise variance σ².
+        Kernel hyper-parameters c, λ (n_features,), η (n_features,) and noise variance σ² (c, η and σ²
+        in squared target units).
     weights_, variance_matrix_ : ndarray (M,), (M, M)
         The fitted :math:`w`, :math:`P` of :math:`\bar s = k^\top w`, :math:`v = σ^2 + K(x,x) - k^\top P k`.
     y_mean_ : float
         Target mean added back to the predictive mean.
+    y_scale_ : float
+        Target standard deviation (1 for constant targets). The fit runs on the standardised targets
+        :math:`(y - \bar y)/s_y` and the learned model is mapped back (outputs × :math:`s_y`; c, η, σ²
+        × :math:`s_y^2`), so the fitted predictions scale with the targets' units.
     n_iter_ : int
         L-BFGS-B iterations run.
     """
@@ -265,8 +270,13 @@ class SparseGP(SparseGPBase):
             raise ValueError(f"y must be 1-D with one target per row of X ({X.shape[0]}); got shape {y.shape}.")
         Xs = self._fit_scaler(X)
         self.y_mean_ = float(y.mean())
-        target = y - self.y_mean_
-        state = self._initial_state(Xs, y, check_random_state(self.random_state), owner)
+        spread = float(y.std())
+        self.y_scale_ = spread if spread > 0 else 1.0
+        # Fit in standardised target units: the initialisation and the L-BFGS-B box (noise >= 1e-6,
+        # amplitude within e^±20) are absolute, so targets in other units would fit another model (at
+        # 1e-4 the noise sat on its bound). The fitted state is mapped back to target units below.
+        target = (y - self.y_mean_) / self.y_scale_
+        state = self._initial_state(Xs, target, check_random_state(self.random_state), owner)
         n = y.size
 
         def nlpd(mean: np.ndarray, var: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
@@ -276,7 +286,7 @@ class SparseGP(SparseGPBase):
 
         theta, result = self._train(state, Xs, nlpd, train_outputs=self.form == "prototype")
         self.n_iter_ = int(result.nit)
-        self._set_fitted(state.unpack(theta), Xs)
+        self._set_fitted(state.unpack(theta).rescaled(self.y_scale_), Xs)
         return self
 
     def predict(self, X: Any, return_std: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:

@@ -14,12 +14,16 @@ from .._validation import (
     check_choice,
     check_int,
     check_labels,
+    check_offsets,
     check_real,
+    check_scores,
+    check_variances,
     offsets_from_qid,
     offsets_from_sizes,
 )
-from ..kernels.softrank import softrank_batch
+from ..kernels.softrank import softrank_batch, softrank_linear_batch
 from ..metrics import ndcg
+from ..objectives._discounts import position_weights
 from ._model import SparseGPBase
 
 __all__ = ["GPRanker", "SoftNDCG"]
@@ -28,43 +32,58 @@ DISCOUNTS = ("linear", "log")
 
 
 class SoftNDCG:
-    r"""Mean SoftNDCG over the queries with a relevant document, and its gradient in the score means and
-    variances (the exact SoftRank recursion of :mod:`stochrank.kernels.softrank`).
+    r"""Mean SoftNDCG over the queries with two different labels, and its gradient in the score means and
+    variances (SoftRank's rank distributions, :mod:`stochrank.kernels.softrank`).
 
     SoftNDCG_q :math:`= \frac{1}{\mathrm{IDCG}_q}\sum_j (2^{l_j} - 1)\sum_r p_j(r)\, d(r)` with the
     training discount ``d``:
 
     * ``"linear"``, ``k=None``: :math:`d(r) = 1 - r/n_q` over the whole list of query q (the milder
-      training discount of Taylor et al. and Guiver & Snelson); computed as
-      :math:`\sum_j g_j - \frac{1}{n_q}\sum_j g_j\,E[r_j]`, one kernel call with weights ``r``;
+      training discount of Taylor et al. and Guiver & Snelson). It needs only the expected ranks,
+      :math:`\sum_j g_j (1 - E[r_j]/n_q)` with :math:`E[r_j] = \sum_{i \ne j}\pi_{ij}`: O(n²) per query
+      (:func:`~stochrank.kernels.softrank_linear_batch`);
     * ``"linear"``, ``k``: :math:`d(r) = \max(0, 1 - r/k)`;
     * ``"log"``: :math:`d(r) = 1/\log_2(r + 2)` for :math:`r < k` (the evaluation discount).
 
+    The last two run the exact SoftRank recursion, O(n²·k) per query (O(n³) without k).
     ``IDCG_q`` is the DCG of the ideal order under the same discount; queries whose labels are all equal
     (NDCG constant) are left out of the mean.
+
+    Parameters
+    ----------
+    labels : array (n,)
+        Relevance grades in [0, 50] (gain :math:`2^l - 1`).
+    offsets : int array (n_queries + 1,)
+        Query boundaries ``[0, end of query 0, ..., n]``: ``np.r_[0, np.cumsum(group)]``.
+    discount : {"linear", "log"}, default "linear"
+    k : int >= 1 or None, default None
+        Truncation (None: the whole list).
     """
 
-    def __init__(self, labels: np.ndarray, offsets: np.ndarray, discount: str, k: int | None) -> None:
+    def __init__(self, labels: Any, offsets: Any, discount: str = "linear", k: int | None = None) -> None:
+        owner = "SoftNDCG"
+        check_choice(discount, "discount", owner, DISCOUNTS)
+        k = check_int(k, "k", owner, low=1, none_ok=True, none_means="the whole list")
+        labels = check_labels(labels, None, owner, high=MAX_EXP_LABEL,
+                              hint="Relevance grades feed the exponential gain 2**label - 1.")  # fmt: skip
+        offsets = check_offsets(offsets, labels.size)
         sizes = np.diff(offsets)
-        n_max = int(sizes.max())
         self.offsets = offsets
+        self.discount = discount
+        self.k = k
         self.gain = np.exp2(labels) - 1.0
         # every query's gains in decreasing order, and each row's 0-based position in that order
         query = np.repeat(np.arange(sizes.size), sizes)
         order = np.lexsort((-self.gain, query))
         position = np.arange(labels.size) - offsets[query]
-        n_q = sizes[query].astype(np.float64)
-        per_query_linear = discount == "linear" and k is None
-        if per_query_linear:
-            ideal_weight = 1.0 - position / n_q
-            self.pos_weight = np.arange(n_max, dtype=np.float64)
-            self.k = -1
+        self._whole_list_linear = discount == "linear" and k is None
+        if self._whole_list_linear:  # d(r) = 1 - r/n_q differs between queries: no shared weight vector
+            ideal_weight = 1.0 - position / sizes[query]
+            self._pos_weight = np.empty(0)
         else:
-            depth = n_max if k is None else k
-            r = np.arange(depth, dtype=np.float64)
-            self.pos_weight = 1.0 - r / depth if discount == "linear" else 1.0 / np.log2(r + 2.0)
-            self.k = -1 if k is None else int(k)
-            ideal_weight = np.where(position < depth, self.pos_weight[np.minimum(position, depth - 1)], 0.0)
+            depth = int(sizes.max()) if k is None else k
+            self._pos_weight = position_weights(discount, depth, k)
+            ideal_weight = self._pos_weight[np.minimum(position, depth - 1)] * (position < depth)
         idcg = np.bincount(query, self.gain[order] * ideal_weight, minlength=sizes.size)
         varies = np.maximum.reduceat(labels, offsets[:-1]) > np.minimum.reduceat(labels, offsets[:-1])
         # A query whose NDCG cannot change (all labels equal) is left out: SoftRank's marginals are not
@@ -76,25 +95,29 @@ class SoftNDCG:
                 "No training query has two different labels, so no ranking can change any NDCG and there is "
                 "nothing to learn; pass queries with relevant and non-relevant documents."
             )
-        safe = np.where(has_relevant, idcg, 1.0)
-        if per_query_linear:
-            self.query_scale = np.where(has_relevant, -1.0 / (sizes * safe), 0.0)
-            self.constant = np.where(has_relevant, np.add.reduceat(self.gain, offsets[:-1]) / safe, 0.0)
-        else:
-            self.query_scale = np.where(has_relevant, 1.0 / safe, 0.0)
-            self.constant = np.zeros(sizes.size)
+        self._query_scale = np.where(has_relevant, 1.0 / np.where(has_relevant, idcg, 1.0), 0.0)
 
-    def __call__(self, mean: np.ndarray, var: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
-        """``(SoftNDCG, dSoftNDCG/dmean, dSoftNDCG/dvar)``."""
+    def __call__(self, mean: Any, var: Any) -> tuple[float, np.ndarray, np.ndarray]:
+        """``(SoftNDCG, dSoftNDCG/dmean, dSoftNDCG/dvar)`` at score means ``mean`` and variances ``var``
+        (one per document, finite, ``var >= 0``)."""
+        n = self.gain.size
+        mean = check_scores(mean, n, name="mean")
+        var = check_variances(var, n, name="var")
         values = np.empty(self.offsets.size - 1)
-        d_mean = np.empty(mean.size)
-        d_var = np.empty(mean.size)
-        run_parallel(
-            softrank_batch, mean.size, np.ascontiguousarray(mean), np.ascontiguousarray(var), self.gain,
-            self.offsets, self.pos_weight, self.k, self.query_scale, values, d_mean, d_var,
-        )  # fmt: skip
+        d_mean = np.empty(n)
+        d_var = np.empty(n)
+        if self._whole_list_linear:
+            run_parallel(
+                softrank_linear_batch, n, mean, var, self.gain, self.offsets, self._query_scale,
+                values, d_mean, d_var,
+            )  # fmt: skip
+        else:
+            run_parallel(
+                softrank_batch, n, mean, var, self.gain, self.offsets, self._pos_weight,
+                -1 if self.k is None else self.k, self._query_scale, values, d_mean, d_var,
+            )  # fmt: skip
         inv = 1.0 / self.n_scored
-        return float((values.sum() + self.constant.sum()) * inv), d_mean * inv, d_var * inv
+        return float(values.sum() * inv), d_mean * inv, d_var * inv
 
 
 def _offsets(group: Any, qid: Any, n_rows: int, owner: str, prefix: str = "") -> np.ndarray:
@@ -150,7 +173,8 @@ class GPRanker(SparseGPBase):
     alpha : float, default 0.0
         Risk parameter of :meth:`predict` (and of the validation selection in :meth:`fit`).
     k : int >= 1 or None, default None
-        Truncation of the training SoftNDCG (cost O(n²·k) per query; None: whole list, O(n³)).
+        Truncation of the training SoftNDCG (cost O(n²·k) per query). None: the whole list, O(n²) per query
+        with the linear discount (it needs only the expected ranks), O(n³) with the log discount.
     discount : {"linear", "log"}, default "linear"
         Training discount (see :class:`SoftNDCG`); the paper trains with a linear discount.
     eval_k : int >= 1, default 5

@@ -97,6 +97,16 @@ class GPState:
             + [(None, None)] * free
         )
 
+    def rescaled(self, factor: float) -> GPState:
+        """The same model in output units multiplied by ``factor`` > 0: the kernel (amplitude and linear
+        weights), the noise and the FITC jitter scale by factor², the virtual outputs by factor, so the
+        predictive mean scales by factor and the variance by factor² (prototypes and lengthscales stay)."""
+        log_f2 = 2.0 * float(np.log(factor))
+        return GPState(
+            self.log_amplitude + log_f2, self.log_lengthscale.copy(), self.log_linear + log_f2,
+            self.log_noise + log_f2, self.inducing.copy(), self.outputs * factor,
+        )  # fmt: skip
+
     @property
     def amplitude(self) -> float:
         return float(np.exp(self.log_amplitude))

@@ -2,7 +2,13 @@
 
 from .ccs import ccs_query
 from .lso import lso_query
-from .softrank import softrank_batch, softrank_query, softrank_rank_distribution
+from .softrank import (
+    softrank_batch,
+    softrank_linear_batch,
+    softrank_linear_query,
+    softrank_query,
+    softrank_rank_distribution,
+)
 from .stochastic_rank import (
     KIND_FILTERED,
     KIND_LSO,
@@ -25,6 +31,8 @@ __all__ = [
     "lso_query",
     "smoothed_gradient",
     "softrank_batch",
+    "softrank_linear_batch",
+    "softrank_linear_query",
     "softrank_query",
     "softrank_rank_distribution",
     "varying_queries",

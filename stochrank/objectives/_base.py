@@ -188,21 +188,13 @@ class RankingObjective:
         sglb: SGLB | None = self._config.get("sglb")
         if sglb is None:
             return None
-        given, seen = sglb.learning_rate, info.learning_rate
-        if seen is not None and given is not None and not np.isclose(seen, given):
-            raise ValueError(
-                f"SGLB(learning_rate={given}) disagrees with the booster's learning_rate={seen}. SGLB's noise "
-                "and shrinkage must use the booster's step: drop learning_rate from SGLB(...) or make them equal."
-            )
-        lr = seen if seen is not None else given
+        lr = sglb.booster_learning_rate(info.learning_rate)
         if lr is None:
             raise ValueError(
                 f"SGLB needs the booster's learning rate, which {info.library} does not pass to objectives. "
                 f"Give it explicitly: stochrank.{self._constructor or self._metric}(..., sglb=stochrank.SGLB(..., "
                 "learning_rate=<the same value as the booster's eta / learning_rate>))."
             )
-        if sglb.shrink_mode == "constant":
-            sglb._check_constant(lr)
         return lr
 
 

@@ -15,10 +15,13 @@ O(n²·k) per query and call (O(n³) with ``k=None``); see :func:`softrank` for 
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_is_fitted
 
 from .._parallel import run_parallel
 from .._validation import (
@@ -29,11 +32,13 @@ from .._validation import (
     check_labels,
     check_real,
     check_scores,
+    check_variances,
     offsets_from_sizes,
 )
 from ..adapters._dispatch import BoosterCall, training_features
 from ..kernels import ideal_dcg, softrank_batch, varying_queries
 from ._base import RankingObjective, documented
+from ._discounts import position_weights
 from .sglb import SGLB
 from .stochastic_rank import StochasticRankObjective, _check_seed, ndcg
 
@@ -62,33 +67,38 @@ class _Encoding:
     work: int
 
 
-def _train_weights(discount: str, length: int, k: int | None) -> np.ndarray:
-    r = np.arange(length, dtype=np.float64)
-    if discount == "log":
-        w = 1.0 / np.log2(r + 2.0)
-    elif discount == "position":
-        w = 1.0 / (r + 1.0)
-    else:  # "linear": 1 - r/k (Taylor et al.'s milder training discount); softrank() requires k for it
-        w = np.maximum(1.0 - r / float(k), 0.0)  # type: ignore[arg-type]
-    if k is not None:
-        w[k:] = 0.0
-    return w
+def _check_variance_array(variance: Any) -> np.ndarray:
+    """A validated, read-only float64 copy of a per-row variance array (nobody can change it afterwards)."""
+    arr = np.asarray(variance)
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(
+            f"The 'variance' parameter of {_OWNER} must be a float, a 1-D array of floats (one per training "
+            "row) or a fitted model with predict(X, return_std=True); got "
+            f"{type(variance).__name__}{' of ' + str(arr.dtype) if arr.ndim else ''}."
+        )
+    frozen = np.array(check_variances(arr, what=f"The 'variance' array of {_OWNER}"), copy=True)
+    frozen.flags.writeable = False
+    return frozen
 
 
-def _check_variance_values(variance: np.ndarray, what: str) -> np.ndarray:
-    if not np.isfinite(variance).all():
-        bad = np.flatnonzero(~np.isfinite(variance))
-        raise ValueError(
-            f"{what} contains {bad.size} NaN or infinite values (first at row {bad[0]}: {variance[bad[0]]}). "
-            "Every document needs a finite score variance >= 0."
+def _check_variance_model(model: Any) -> VarianceModel:
+    """A variance model must be a fitted instance: fail here, not at the booster's first call."""
+    if inspect.isclass(model):
+        raise TypeError(
+            f"The 'variance' parameter of {_OWNER} got the class {model.__name__}, not a fitted model: pass "
+            f"an instance fitted on your features, e.g. variance={model.__name__}(...).fit(X, y)."
         )
-    if variance.size and variance.min() < 0.0:
-        bad = np.flatnonzero(variance < 0.0)
-        raise ValueError(
-            f"{what} contains {bad.size} negative values (first at row {bad[0]}: {variance[bad[0]]}). "
-            "A variance is >= 0: pass the squared standard deviation (std ** 2), not a log-variance."
-        )
-    return variance
+    # scikit-learn's rule (an unfitted GaussianProcessRegressor predicts from its prior and passes); an
+    # object with predict() only is not an estimator and cannot be checked
+    if hasattr(model, "fit"):
+        try:
+            check_is_fitted(model)
+        except NotFittedError as exc:
+            raise NotFittedError(
+                f"The 'variance' model of {_OWNER} is not fitted ({exc}) Fit it on your features first: "
+                f"variance={type(model).__name__}(...).fit(X, y)."
+            ) from None
+    return model
 
 
 class SoftRankObjective(RankingObjective):
@@ -101,6 +111,17 @@ class SoftRankObjective(RankingObjective):
     """
 
     _constructor = "softrank"
+
+    def __init__(self, metric: str, **config: Any) -> None:
+        # softrank() checks the variance too, but this is also the path of deep copies and unpickling
+        # (LightGBM deep-copies the objective for every run), whose arrays come back writeable: validate
+        # and freeze them again so that a copy cannot carry variances that bypassed the checks.
+        spec = config.get("variance")
+        if isinstance(spec, np.ndarray):
+            config["variance"] = _check_variance_array(spec)
+        elif spec is not None and not isinstance(spec, float):
+            config["variance"] = _check_variance_model(spec)
+        super().__init__(metric, **config)
 
     # ------------------------------------------------------------------ encoding
     def _gains(self, labels: np.ndarray) -> np.ndarray:
@@ -147,13 +168,13 @@ class SoftRankObjective(RankingObjective):
                 f"scikit-learn's Gaussian-process protocol; got {type(predicted).__name__}."
             )
         std = as_float_array(predicted[1], "the variance model's predicted std", n)
-        return _check_variance_values(std * std, "The variance model's predicted variance")
+        return check_variances(std * std, n, what="The variance model's predicted variance")
 
     def _encode(self, labels: np.ndarray, offsets: np.ndarray, variance: np.ndarray) -> _Encoding:
         k = self._config["k"]
         sizes = np.diff(offsets)
         gain = self._gains(labels)
-        pos_weight = _train_weights(self._config["train_discount"], int(sizes.max()) + 1, k)
+        pos_weight = position_weights(self._config["train_discount"], int(sizes.max()) + 1, k)
         kk = -1 if k is None else k
         idcg = run_parallel(ideal_dcg, labels.size, gain, offsets, pos_weight, kk)
         active = run_parallel(varying_queries, labels.size, gain, np.ones(labels.size), offsets, 2) & (
@@ -164,14 +185,12 @@ class SoftRankObjective(RankingObjective):
         # SoftRank's marginals are not exactly doubly stochastic, so a query of equal labels would get a
         # (spurious) gradient: queries whose NDCG cannot change are left out by zeroing their gains.
         gain = np.where(np.repeat(active, sizes), gain, 0.0)
-        self._check_zero_variance(variance, gain, offsets, active)
+        self._check_zero_variance(variance, offsets, active)
         eff = np.minimum(sizes, sizes if k is None else k)
         return _Encoding(gain, pos_weight, scale, variance, int(np.sum(sizes * eff)))
 
     @staticmethod
-    def _check_zero_variance(
-        variance: np.ndarray, gain: np.ndarray, offsets: np.ndarray, active: np.ndarray
-    ) -> None:
+    def _check_zero_variance(variance: np.ndarray, offsets: np.ndarray, active: np.ndarray) -> None:
         zero = variance == 0.0
         if not zero.any():
             return
@@ -224,14 +243,33 @@ class SoftRankObjective(RankingObjective):
         queries whose NDCG cannot change: one document, equal labels, no gain), ``d_mean`` =
         :math:`\partial\,\mathrm{SoftNDCG}/\partial f_j` (the ascent direction a booster gets, before
         weights) and ``d_var`` = :math:`\partial\,\mathrm{SoftNDCG}/\partial v_j`. ``X`` (the features,
-        row-aligned) is needed only with a variance model.
+        2-D, one row per document) is needed only with a variance model.
         """
         labels = check_labels(labels, None, _OWNER, low=-np.inf)
         scores = check_scores(scores, labels.size)
         offsets = offsets_from_sizes(group, labels.size)
-        features = None if X is None else np.asarray(X, dtype=np.float64)
+        features = None if X is None else _check_features(X, labels.size)
         variance = self._variance(labels.size, features, "no X was given")
         return self._batch(scores, offsets, self._encode(labels, offsets, variance))
+
+
+def _check_features(X: Any, n: int) -> np.ndarray:
+    """``X`` of :meth:`SoftRankObjective.value_and_gradient`: float64, 2-D, one row per document."""
+    try:
+        features = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"'X' must be a 2-D array of numeric features; got {type(X).__name__}: {exc}") from None
+    if features.ndim != 2:
+        raise ValueError(
+            f"'X' must be 2-D (one row of features per document); got shape {features.shape}. "
+            "For a single feature pass X.reshape(-1, 1)."
+        )
+    if features.shape[0] != n:
+        raise ValueError(
+            f"'X' has {features.shape[0]} rows but there are {n} documents (labels); pass the features of "
+            "the same documents, row-aligned with scores and labels."
+        )
+    return features
 
 
 # ---------------------------------------------------------------------- constructor
@@ -277,7 +315,9 @@ def softrank(
         the smoothing sharpens as training goes on.
     variance : float, array or fitted model, optional
         Per-document score variance :math:`v_j` instead of σ²: a constant > 0; an array with one value
-        >= 0 per training row (row order; at most one zero per query); or a fitted model with
+        >= 0 per training row (row order; at most one zero per query; kept as a read-only copy, also in
+        deep copies and unpickled objectives); or a fitted model (checked at construction with
+        scikit-learn's ``check_is_fitted``) with
         scikit-learn's Gaussian-process protocol ``predict(X, return_std=True) -> (mean, std)`` (a
         ``stochrank.gp`` model, ``sklearn.gaussian_process.GaussianProcessRegressor``), whose predictive
         variance std² is computed once from the training features. The features are read from an
@@ -358,19 +398,9 @@ def softrank(
     elif isinstance(variance, (int, float, np.floating, np.integer)) and not isinstance(variance, bool):
         spec = check_real(variance, "variance", _OWNER, low=0.0, low_open=True)
     elif isinstance(variance, VarianceModel) and not isinstance(variance, (np.ndarray, list, tuple)):
-        spec = variance
+        spec = _check_variance_model(variance)
     else:
-        arr = np.asarray(variance)
-        if arr.dtype.kind not in "iuf":
-            raise TypeError(
-                f"The 'variance' parameter of {_OWNER} must be a float, a 1-D array of floats (one per training "
-                "row) or a fitted model with predict(X, return_std=True); got "
-                f"{type(variance).__name__}{' of ' + str(arr.dtype) if arr.ndim else ''}."
-            )
-        spec = _check_variance_values(
-            np.array(as_float_array(arr, "variance"), copy=True), f"The 'variance' array of {_OWNER}"
-        )
-        spec.flags.writeable = False
+        spec = _check_variance_array(variance)
     if method == "ccs":
         if spec is not None and not isinstance(spec, float):
             raise ValueError(

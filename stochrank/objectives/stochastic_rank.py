@@ -54,6 +54,7 @@ from .._validation import (
 from ..adapters._dispatch import BoosterCall, DatasetInfo
 from ..kernels import KIND_FILTERED, KIND_LSO, KIND_RANKING, ideal_dcg, smoothed_gradient, varying_queries
 from ._base import RankingObjective, documented
+from ._discounts import position_weights
 from .sglb import SGLB
 
 __all__ = ["StochasticRankObjective", "dcg", "err", "lso", "mrr", "ndcg", "pfound"]
@@ -82,19 +83,6 @@ class _Encoding:
     query_scale: np.ndarray
     active: np.ndarray
     pos_weight: np.ndarray
-
-
-def _position_weights(discount: str, length: int, k: int | None) -> np.ndarray:
-    p = np.arange(length, dtype=np.float64)
-    if discount == "log":
-        w = 1.0 / np.log2(p + 2.0)
-    elif discount == "position":
-        w = 1.0 / (p + 1.0)
-    else:  # "none": PFound's positions weigh 1 (its cascade does the discounting)
-        w = np.ones(length)
-    if k is not None:
-        w[k:] = 0.0
-    return w
 
 
 class StochasticRankObjective(RankingObjective):
@@ -131,22 +119,22 @@ class StochasticRankObjective(RankingObjective):
         ones = np.ones(labels.size)
         if metric in ("ndcg", "dcg"):
             gain, cont = self._gains(labels), ones
-            pos_weight = _position_weights(self._config["discount"], max_n + 3, k)
+            pos_weight = position_weights(self._config["discount"], max_n + 3, k)
         elif metric == "err":
             gain = stop_probabilities(labels, self._config["max_grade"], f"stochrank.{metric}")
             cont = 1.0 - gain
-            pos_weight = _position_weights("position", max_n + 3, k)
+            pos_weight = position_weights("position", max_n + 3, k)
         elif metric == "pfound":
             gain = stop_probabilities(labels, self._config["max_grade"], f"stochrank.{metric}")
             cont = self._config["decay"] * (1.0 - gain)
-            pos_weight = _position_weights("none", max_n + 3, k)
+            pos_weight = position_weights("none", max_n + 3, k)
         elif metric == "mrr":
             gain = (labels > self._config["threshold"]).astype(np.float64)
             cont = 1.0 - gain
-            pos_weight = _position_weights("position", max_n + 3, k)
+            pos_weight = position_weights("position", max_n + 3, k)
         else:  # lso
             gain, cont = self._gains(labels), ones
-            pos_weight = _position_weights(self._config["discount"], max_n + 3, k)
+            pos_weight = position_weights(self._config["discount"], max_n + 3, k)
         if self._kind == KIND_RANKING:
             active = run_parallel(varying_queries, labels.size, gain, cont, offsets, 2)
         else:
