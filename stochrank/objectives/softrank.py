@@ -354,11 +354,11 @@ def softrank(
     -----
     **Cost.** Only documents with a positive gain need their rank distribution, so a query costs
     O(n_rel·n·k) for the value and the gradient together, against O(n·k) for one CCS sample.
-    Measured (``python benchmarks/softrank_cost.py``, 1 thread, loaded 2-vCPU machine; see
-    ``benchmarks/RESULTS.md``): with k = 10 a query of 100 documents takes 0.5 ms (30× CCS), of 1,000
-    documents 30–90 ms (~10³× CCS); the whole list (k=None) 1 ms at n = 100 and 0.35–0.7 s at n = 1,000.
-    A booster call over 100k documents passes 1 s at about 200 documents per query with k = 10 and
-    about 100 with the whole list: beyond that (MSLR-sized queries and larger) use a cut-off, or
+    Measured (``python benchmarks/softrank_cost.py``, 1 thread, quiet 2-vCPU machine; see
+    ``benchmarks/RESULTS.md`` §7): with k = 10 a query of 100 documents takes 0.2 ms (55× one CCS
+    sample), of 1,000 documents 22 ms (770×); the whole list (k=None) 0.4 ms at n = 100 and 0.27 s at
+    n = 1,000. A booster call over 100k documents passes 1 s at about 500 documents per query with k = 10
+    and about 170 with the whole list: beyond that (large queries) use a cut-off, or
     ``method='ccs'``, whose cost per document does not grow with n.
 
     **Hessian.** The booster gets a unit Hessian (times the query weight), as for StochasticRank: each
