@@ -16,7 +16,6 @@ import shlex
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from importlib import metadata
 from pathlib import Path
 
 import numba
@@ -29,6 +28,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 import stochrank.bench.report
+from stochrank.bench.report import package_version
 from stochrank.datasets.synthetic import MSLR_MEAN_DOCS, mslr_grades, mslr_query_sizes
 
 _RESULTS_HEADER = """# stochrank benchmarks
@@ -153,17 +153,10 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
-def _version(package: str) -> str:
-    try:
-        return metadata.version(package)
-    except metadata.PackageNotFoundError:
-        return "not installed"
-
-
 def machine_line() -> str:
     """One Markdown line: cores, CPU, load, Python and library versions, Numba threading layer."""
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    versions = ", ".join(f"{p} {_version(p)}" for p in ("numpy", "numba", "lightgbm", "xgboost"))
+    versions = ", ".join(f"{p} {package_version(p)}" for p in ("numpy", "numba", "lightgbm", "xgboost"))
     try:
         layer = numba.threading_layer()
     except ValueError:

@@ -22,7 +22,7 @@ from .methods import BASELINE, BOOSTER_SPACES, METHODS
 from .protocol import Outcome, Run, empty_queries, load_fold
 from .stats import N_RESAMPLES, paired_arrays, paired_randomization, paired_t, randomization_is_exact
 
-__all__ = ["ALPHA", "Summary", "summarize", "write_outputs", "write_section"]
+__all__ = ["ALPHA", "Summary", "package_version", "summarize", "write_outputs", "write_section"]
 
 ALPHA = 0.05
 
@@ -421,7 +421,8 @@ def write_outputs(summary: Summary, out: Path) -> dict[str, Path]:
 
 
 # --------------------------------------------------------------------------------- RESULTS.md
-def _version(package: str) -> str:
+def package_version(package: str) -> str:
+    """Installed version of ``package``, or 'not installed'."""
     try:
         return metadata.version(package)
     except metadata.PackageNotFoundError:
@@ -439,7 +440,7 @@ def header(title: str, level: int = 2) -> str:
     """Title, command, date and machine lines for a report."""
     date = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
     versions = ", ".join(
-        f"{p} {_version(p)}" for p in ("stochrank", "numpy", "numba", "lightgbm", "xgboost", "catboost")
+        f"{p} {package_version(p)}" for p in ("stochrank", "numpy", "numba", "lightgbm", "xgboost", "catboost")
     )
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     return (

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from .._parallel import run_parallel
+from .._validation import MAX_EXP_LABEL, check_labels
 from ..adapters._dispatch import BoosterCall, DatasetCache, DatasetInfo
 from ..kernels import booster_gradients, langevin_noise
 from .sglb import SGLB
@@ -129,6 +130,17 @@ class RankingObjective:
         """Ascent direction of the metric at ``scores`` (without weights or SGLB); ``call`` is the
         0-based booster call of the current run."""
         raise NotImplementedError
+
+    def _gains(self, labels: np.ndarray) -> np.ndarray:
+        """Gains of the labels under ``config['gain']``: 'exp' is 2**label - 1, 'linear' the label."""
+        owner = f"stochrank.{self._constructor or self._metric}"
+        if self._config["gain"] == "exp":
+            check_labels(
+                labels, None, owner, low=0.0, high=MAX_EXP_LABEL,
+                hint="gain='exp' uses 2**label - 1; use gain='linear' for large or real-valued relevance.",
+            )  # fmt: skip
+            return np.exp2(labels) - 1.0
+        return check_labels(labels, None, owner, low=0.0).copy()
 
     def _check_start(self, info: DatasetInfo, preds: np.ndarray) -> None:
         """Warn about the booster's starting scores (first call on a dataset); nothing by default."""

@@ -25,7 +25,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._parallel import run_parallel
 from .._validation import (
-    MAX_EXP_LABEL,
     as_float_array,
     check_choice,
     check_int,
@@ -124,15 +123,6 @@ class SoftRankObjective(RankingObjective):
         super().__init__(metric, **config)
 
     # ------------------------------------------------------------------ encoding
-    def _gains(self, labels: np.ndarray) -> np.ndarray:
-        if self._config["gain"] == "exp":
-            check_labels(
-                labels, None, _OWNER, low=0.0, high=MAX_EXP_LABEL,
-                hint="gain='exp' uses 2**label - 1; use gain='linear' for large or real-valued relevance.",
-            )  # fmt: skip
-            return np.exp2(labels) - 1.0
-        return check_labels(labels, None, _OWNER, low=0.0).copy()
-
     def _variance(self, n: int, features: Any, why_none: str) -> np.ndarray:
         """One score variance per document, validated (values and length)."""
         spec = self._config["variance"]

@@ -101,16 +101,6 @@ class StochasticRankObjective(RankingObjective):
             return KIND_RANKING
         return KIND_LSO if self._config["order"] == "input" else KIND_FILTERED
 
-    def _gains(self, labels: np.ndarray) -> np.ndarray:
-        owner = f"stochrank.{self._metric}"
-        if self._config["gain"] == "exp":
-            check_labels(
-                labels, None, owner, low=0.0, high=MAX_EXP_LABEL,
-                hint="gain='exp' uses 2**label - 1; use gain='linear' for large or real-valued relevance.",
-            )  # fmt: skip
-            return np.exp2(labels) - 1.0
-        return check_labels(labels, None, owner, low=0.0).copy()
-
     def _encode(self, labels: np.ndarray, offsets: np.ndarray) -> _Encoding:
         sizes = np.diff(offsets)
         max_n = int(sizes.max())
