@@ -16,7 +16,8 @@ Python objective (its custom losses see blocks of documents without their querie
     including those CatBoost does not have.
 
 ``engine="auto"`` (default) takes the native path when CatBoost has the objective and the external one
-otherwise.
+otherwise, and for ``mrr(k=K)``: CatBoost 1.2.10 crashes (segmentation fault) on
+``StochasticRank:metric=MRR;top=K`` with queries of realistic length.
 
 **The gradient table.** The training Pool is built and quantized once, its labels encoding the row
 index (exactly, also past float32's 2**24 exact integers: :func:`_encode_rows`). The loss CatBoost fits
@@ -137,9 +138,20 @@ _MAXIMISED = frozenset(
 _SIGMA_DEVIATION = (
     "CatBoost conditions document d on m_d = a_d + (sum_j z_j - sigma z_d)/(n - 1) (noise sum not scaled "
     "by sigma) where the conditional mean is a_d + sigma mean_(j != d) z_j: at sigma = 0.3 its Der1 is off "
-    "by 1.1e-2 (86 standard errors) from a finite-difference gradient of the smoothed metric, stochrank's "
-    "is not. They agree only at sigma = 1."
+    "by 1.9e-2 (26 of its standard errors) from a finite-difference gradient of the smoothed metric, "
+    "stochrank's by 1.4e-3 (2.7 standard errors; benchmarks/RESULTS.md §6). They agree only at sigma = 1."
 )
+
+
+def _native_crash(objective: Any) -> str | None:
+    """Why CatBoost's own StochasticRank cannot train ``objective`` (it crashes), or None."""
+    if isinstance(objective, StochasticRankObjective) and objective.metric == "mrr" and objective.k is not None:
+        return (
+            f"CatBoost 1.2.10 crashes the Python process (segmentation fault) training "
+            f"StochasticRank:metric=MRR;top={objective.k} on queries of realistic length (MQ2008: 20 queries "
+            "suffice), so CatBoostRanker does not run it natively."
+        )
+    return None
 
 
 class CatBoostDeviationWarning(UserWarning):
@@ -528,7 +540,8 @@ class CatBoostRanker:
         ``'native'``: CatBoost's built-in ``StochasticRank`` loss (:func:`native_loss`; SGLB as
         ``langevin`` etc.). ``'stochrank'``: stochrank's gradients, one CatBoost tree per iteration
         (see the module docs). ``'auto'``: native when CatBoost has the objective (warning with
-        :class:`CatBoostDeviationWarning` where CatBoost is documented to differ), stochrank otherwise.
+        :class:`CatBoostDeviationWarning` where CatBoost is documented to differ), stochrank otherwise
+        and for ``mrr(k=K)``, on which CatBoost 1.2.10 crashes (``'native'`` refuses it).
     **catboost_params
         CatBoost training parameters (``iterations``, ``learning_rate``, ``depth``, ``l2_leaf_reg``,
         ``random_strength``, ``bootstrap_type``, ``border_count``, ``thread_count``, ``eval_metric``,
@@ -581,6 +594,7 @@ class CatBoostRanker:
         return {"objective": self.objective, "engine": self.engine, **self._catboost_params}
 
     def set_params(self, **params: Any) -> CatBoostRanker:
+        """Set ``objective``, ``engine`` or CatBoost parameters (scikit-learn's protocol); returns self."""
         for key, value in params.items():
             if key in ("objective", "engine"):
                 setattr(self, key, value)
@@ -601,13 +615,16 @@ class CatBoostRanker:
                 f"objective(preds, RankingTarget) -> (grad, hess)); got {self.objective!r}. For CatBoost's own "
                 "losses use catboost.CatBoostRanker(loss_function=...)."
             )
+        crash = _native_crash(self.objective)
+        if engine == "native" and crash:
+            raise ValueError(crash + " Use engine='stochrank' (or 'auto', which does so).")
         if engine != "auto":
             return engine
         try:
             _translate(self.objective)
         except _NoCatBoostEquivalent:
             return "stochrank"
-        return "native"
+        return "stochrank" if crash else "native"
 
     def _params(self, engine: str) -> dict[str, Any]:
         """CatBoost parameters with canonical names, checked against what the objective and engine own."""
@@ -881,6 +898,7 @@ class CatBoostRanker:
 
     @property
     def tree_count_(self) -> int:
+        """Trees in the fitted model (after early stopping: the best iteration + 1)."""
         return int(self._fitted().tree_count_)
 
     def predict(self, X: Any) -> np.ndarray:

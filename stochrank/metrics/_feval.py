@@ -69,6 +69,7 @@ class BoosterMetric:
 
     @property
     def name(self) -> str:
+        """The name boosters log, e.g. ``'ndcg@5'``."""
         return self.metric if self.k is None else f"{self.metric}@{self.k}"
 
     def __call__(

@@ -55,7 +55,9 @@ def _same_value(a: Any, b: Any) -> bool:
 
 
 class RankingObjective:
-    """Base class of stochrank's booster objectives (see the module docs for what it does).
+    """Base class of stochrank's booster objectives: ``obj(preds, data) -> (grad, hess)`` with
+    ``grad = -w_q g`` (g the subclass's ascent direction of its metric, plus SGLB noise) and ``hess = w_q``,
+    for every booster calling convention (see the module docs).
 
     Subclasses implement ``_dataset_encoding(booster_call)`` and ``_ascent(scores, labels, offsets,
     encoding, call)``. Attributes are read-only configuration (``obj.k``, ``obj.sigma``, …).

@@ -86,8 +86,10 @@ class _Encoding:
 
 
 class StochasticRankObjective(RankingObjective):
-    """A StochasticRank objective; build one with :func:`ndcg`, :func:`dcg`, :func:`err`,
-    :func:`pfound`, :func:`mrr` or :func:`lso`.
+    r"""A StochasticRank objective: the booster gets ``-w_q`` times the coordinate-conditional-sampling
+    estimate of :math:`\nabla_f E[M(f - \sigma\mu r + \sigma\varepsilon)]` (mean-removed, SFA-projected) and
+    Hessian ``w_q``. Build one with :func:`ndcg`, :func:`dcg`, :func:`err`, :func:`pfound`, :func:`mrr` or
+    :func:`lso`.
 
     Attributes are read-only configuration; per-dataset state (encoded labels, the call counter, SGLB
     shrinkage) lives in a cache keyed weakly by the training Dataset/DMatrix, which deep copies and
@@ -226,7 +228,7 @@ _COMMON_DOC = """
         benchmarks/RESULTS.md §4); the learning rate and sigma together set how sharp it gets.
     nu : float, default 0.01
         SFA offset in ``(||f|| + nu)^2`` (paper §5.2; CatBoost's default).
-    sfa : float, default 1.0
+    sfa : float, default 1.0 (0.0 for lso)
         Strength of the scale-free-acceleration projection (CatBoost's ``lambda``); 0 turns it off.
     n_samples : int, default 1
         Noise draws per query per call, averaged (CatBoost's ``num_estimations``).
