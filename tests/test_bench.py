@@ -392,4 +392,4 @@ def test_catboost_methods_need_catboost(monkeypatch: pytest.MonkeyPatch) -> None
     )
     names = list(available_methods())
     assert names == [m for m in METHODS if METHODS[m].booster != "catboost"]
-    assert "sr-lgb" in names and not any(m.startswith("cb-") or m == "sr-cb" for m in names)
+    assert "sr-lgb" in names and not any(m.startswith(("cb-", "sr-cb")) for m in names)

@@ -276,7 +276,10 @@ def _all_methods() -> list[Method]:
                "stochrank.softrank(k) (SoftRank, Taylor et al. 2008, exact rank distributions) on LightGBM",
                {"sigma": LogUniform(0.1, 10.0)}, _softrank_lgb),
         Method("sr-cb", "catboost", "stochrank.ndcg(k) gradients on CatBoost trees "
-               "(stochrank.catboost.CatBoostRanker, engine='stochrank')", SR_SPACE, _sr_cb, stochrank=True),
+               "(stochrank.catboost.CatBoostRanker, engine='stochrank')", SR_SPACE, _sr_cb(False), stochrank=True),
+        Method("sr-cb-sglb", "catboost", "stochrank.ndcg(k, sglb=SGLB(...)) gradients on CatBoost trees "
+               "(the same settings as cb-stochasticrank, stochrank's gradients)", {**SR_SPACE, **SGLB_SPACE},
+               _sr_cb(True), stochrank=True),
     ]  # fmt: skip
 
 
@@ -295,9 +298,12 @@ def _wrapped_catboost(objective: Any, engine: str) -> Callable[..., Any]:
     return make
 
 
-def _sr_cb(own: dict[str, Any], booster: dict[str, Any], k: int, seed: int) -> Recipe:
-    objective = _sr_objective(own, k, seed, booster["learning_rate"], False)
-    return Recipe({}, objective=objective, estimator=_wrapped_catboost(objective, "stochrank"))
+def _sr_cb(sglb: bool) -> Callable[[dict[str, Any], dict[str, Any], int, int], Recipe]:
+    def build(own: dict[str, Any], booster: dict[str, Any], k: int, seed: int) -> Recipe:
+        objective = _sr_objective(own, k, seed, booster["learning_rate"], sglb)
+        return Recipe({}, objective=objective, estimator=_wrapped_catboost(objective, "stochrank"))
+
+    return build
 
 
 def available_methods() -> dict[str, Method]:
