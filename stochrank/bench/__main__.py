@@ -26,7 +26,7 @@ from .protocol import Protocol, run_protocol
 from .report import header, markdown, summarize, write_outputs, write_section
 from .stats import N_RESAMPLES
 
-QUICK_METHODS = ("lgb-lambdarank", "lgb-xendcg", "xgb-ndcg", "sr-lgb", "sr-lgb-sglb", "sr-xgb")
+QUICK_METHODS = ("lgb-lambdarank", "lgb-xendcg", "xgb-ndcg", "sr-lgb", "sr-lgb-sglb", "sr-xgb", "sr-cb-sglb")
 PRESETS: dict[str, dict[str, Any]] = {
     # A few minutes on 2 cores: every fold, one seed, a small random search, at most 300 trees.
     "quick": {"dataset": "mq2008", "methods": QUICK_METHODS, "folds": None, "seeds": 1, "budget": 3,
