@@ -97,6 +97,15 @@ def test_tiny_run_tables_match_saved_scores_and_rerun_trains_nothing(tmp_path: P
     text = results_md.read_text()
     assert "PLACEHOLDER-TEXT" not in text and text.count("<!-- mq2008_comparison:start -->") == 1
     assert "| `sr-lgb` |" in text and "Metric conventions" in text and "randomization" in text
+    # The StochasticRank variant with the best validation score (the only one here) against every other
+    # method: the same paired difference and t-test p-value, recomputed from the saved scores.
+    a = np.mean([e["NDCG@5"] for e in per_method["sr-lgb"]], axis=0)
+    b = np.mean([e["NDCG@5"] for e in per_method["lgb-lambdarank"]], axis=0)
+    keep = ~np.isnan(a)
+    p_t = stats.ttest_rel(a[keep], b[keep]).pvalue
+    row = (f"| `lgb-lambdarank` | {float(table['lgb-lambdarank']['NDCG@5 mean']):.4f} | "
+           f"{np.mean(a[keep] - b[keep]):+.4f} | {_fmt_p(p_t)} / ")  # fmt: skip
+    assert "best mean validation NDCG@5, `sr-lgb`" in text and row in text
     assert (tmp_path / "mq2008_learning_curves.png").stat().st_size > 1000
 
     # Resumable: the same protocol again trains nothing and returns the same selection.

@@ -279,6 +279,31 @@ def protocol_text(summary: Summary) -> str:
     ])  # fmt: skip
 
 
+def champion_text(summary: Summary) -> str:
+    """The StochasticRank variant with the best mean *validation* NDCG@k (chosen without looking at the
+    test queries) paired against every other method on the primary metric; empty with fewer than two."""
+    sr = [s for s in summary.methods if METHODS[s.name].stochrank]
+    if not sr or len(summary.methods) < 2:
+        return ""
+    primary = summary.primary
+    best = max(sr, key=lambda s: float(np.mean([r.vali for r in s.runs])))
+    rows = []
+    for s in summary.methods:
+        if s is best:
+            continue
+        a, b = best.per_query[primary], s.per_query[primary]
+        p_t = paired_t(a, b)
+        p_rand = paired_randomization(a, b, n_resamples=summary.n_resamples)
+        rows.append([f"`{s.name}`", f"{s.means[primary]:.4f}", f"{float(np.nanmean(a - b)):+.4f}",
+                     f"{_fmt_p(p_t)} / {_fmt_p(p_rand)}"])  # fmt: skip
+    return (
+        f"\nThe StochasticRank variant with the best mean validation {primary}, `{best.name}` (test "
+        f"{best.means[primary]:.4f}), against every other method: mean per-query Δ (`{best.name}` − method) "
+        "and p-values (paired t / randomization):\n\n"
+        + _table(["method", f"test {primary}", "Δ", "p"], rows)
+    )
+
+
 def markdown(summary: Summary, curves_png: str | None = None) -> str:
     """The whole report body (tables, verdicts, conventions, protocol)."""
     p = summary.outcome.protocol
@@ -297,6 +322,9 @@ def markdown(summary: Summary, curves_png: str | None = None) -> str:
             pvalue_table(summary),
         ]
     parts += ["\n**Verdict** (significant = both p-values < 0.05):\n", verdict_text(summary)]
+    champion = champion_text(summary)
+    if champion:
+        parts += [champion]
     if curves_png:
         parts += [
             f"\nValidation NDCG@{p.k} of the selected configurations (first seed): ![learning curves]({curves_png})"
