@@ -519,7 +519,7 @@ def test_value_and_gradient_checks_the_features():
 
 def test_shared_position_weights_are_the_documented_discounts():
     """One helper builds every objective's discount (StochasticRank, SoftRank, GP-Rank's SoftNDCG)."""
-    from stochrank.objectives._discounts import position_weights
+    from stochrank._discounts import position_weights
 
     for discount in ("log", "position", "none"):
         for k in (None, 1, 4, 9):

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import check_random_state
 
+from .._discounts import position_weights
 from .._parallel import run_parallel
 from .._validation import (
     MAX_EXP_LABEL,
@@ -23,7 +24,6 @@ from .._validation import (
 )
 from ..kernels.softrank import softrank_batch, softrank_linear_batch
 from ..metrics import ndcg
-from ..objectives._discounts import position_weights
 from ._model import SparseGPBase
 
 __all__ = ["GPRanker", "SoftNDCG"]

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
+from .._discounts import position_weights
 from .._parallel import run_parallel
 from .._validation import MAX_EXP_LABEL, check_choice
 from ._common import empty_value, k_code, owner, prepare, reduce, ties_code
@@ -77,8 +78,7 @@ def _inputs(
     )
     gains = np.exp2(labels) - 1.0 if gain == "exp" else labels
     longest = int(np.diff(offsets).max())
-    positions = np.arange(longest if k < 0 else min(k, longest), dtype=np.float64)
-    disc = 1.0 / np.log2(positions + 2.0) if discount == "log" else 1.0 / (positions + 1.0)
+    disc = position_weights(discount, longest if k < 0 else min(k, longest))
     return labels, scores, gains, offsets, disc, k, ties, qweights
 
 

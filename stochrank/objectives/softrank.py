@@ -23,6 +23,7 @@ import numpy as np
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
+from .._discounts import position_weights
 from .._parallel import run_parallel
 from .._validation import (
     as_float_array,
@@ -37,7 +38,6 @@ from .._validation import (
 from ..adapters._dispatch import BoosterCall, training_features
 from ..kernels import ideal_dcg, softrank_batch, varying_queries
 from ._base import RankingObjective, documented
-from ._discounts import position_weights
 from .sglb import SGLB
 from .stochastic_rank import StochasticRankObjective, _check_seed, ndcg
 

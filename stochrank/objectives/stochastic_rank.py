@@ -40,6 +40,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from .._discounts import position_weights
 from .._parallel import run_parallel
 from .._validation import (
     MAX_EXP_LABEL,
@@ -54,7 +55,6 @@ from .._validation import (
 from ..adapters._dispatch import BoosterCall, DatasetInfo
 from ..kernels import KIND_FILTERED, KIND_LSO, KIND_RANKING, ideal_dcg, smoothed_gradient, varying_queries
 from ._base import RankingObjective, documented
-from ._discounts import position_weights
 from .sglb import SGLB
 
 __all__ = ["StochasticRankObjective", "dcg", "err", "lso", "mrr", "ndcg", "pfound"]

@@ -1,4 +1,5 @@
-r"""Position discounts shared by every objective (StochasticRank, SoftRank, GP-Rank's SoftNDCG)."""
+r"""Position discounts shared by the objectives (StochasticRank, SoftRank, GP-Rank's SoftNDCG) and the
+evaluation metrics (DCG / NDCG)."""
 
 from __future__ import annotations
 
