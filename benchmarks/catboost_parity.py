@@ -33,6 +33,7 @@ import stochrank
 from stochrank import datasets
 from stochrank._validation import offsets_from_qid
 from stochrank.catboost import CatBoostDeviationWarning, CatBoostRanker, native_loss
+from stochrank.datasets import RankingSplit
 from tests.catboost_oracle import catboost_der1
 from tests.test_catboost_parity import N_REF, _Metric, ccs_reference, fd_reference
 
@@ -144,53 +145,38 @@ def gradient_level(quick: bool) -> tuple[str, list[str]]:
 
 
 # ------------------------------------------------------------------------------------ training level
-@dataclass(frozen=True)
-class Split:
-    X: np.ndarray
-    y: np.ndarray
-    qid: np.ndarray  # per-row query index 0..Q-1, rows contiguous
-    sizes: np.ndarray
+def load_mq2008(fold: int, split: str) -> RankingSplit:
+    return datasets.load_mq2008(fold, split)
 
 
-def _split(X: np.ndarray, y: np.ndarray, raw_qid: np.ndarray) -> Split:
-    sizes = np.diff(offsets_from_qid(raw_qid))
-    return Split(
-        np.ascontiguousarray(X), y.astype(np.float64), np.repeat(np.arange(sizes.size), sizes), sizes
-    )
-
-
-def load_mq2008(fold: int, split: str) -> Split:
-    data = datasets.load_mq2008(fold, split)
-    return Split(data.X, data.y, data.query_index, data.group)
-
-
-def load_querywise(split: str) -> Split:
+def load_querywise(split: str) -> RankingSplit:
     with gzip.open(QUERYWISE / f"{split}.gz", "rt") as fh:
         table = np.loadtxt(fh, delimiter="\t", usecols=[1, 2, *range(5, 55)])
-    return _split(table[:, 2:], table[:, 1], table[:, 0])
+    raw_qid = table[:, 0]
+    return RankingSplit(table[:, 2:], table[:, 1], raw_qid, np.diff(offsets_from_qid(raw_qid)))
 
 
 @dataclass(frozen=True)
 class Dataset:
     name: str
-    folds: list[tuple[Split, Split]]  # (train, test)
+    folds: list[tuple[RankingSplit, RankingSplit]]  # (train, test)
     objective: dict[str, Any]  # stochrank.ndcg keyword arguments
     max_grade: float | None  # for ERR: graded labels (MQ2008) or probabilities (query-wise)
 
 
-def test_metrics(ds: Dataset, test: Split, scores: np.ndarray) -> tuple[float, float, float]:
+def test_metrics(ds: Dataset, test: RankingSplit, scores: np.ndarray) -> tuple[float, float, float]:
     """NDCG@5 (the objective's gain), ERR and MRR (label > 0) with CatBoost's conventions (worst-case ties)."""
     m = stochrank.metrics
     gain = ds.objective.get("gain", "exp")
     return (
-        float(m.ndcg(test.y, scores, test.sizes, k=5, gain=gain)),
-        float(m.err(test.y, scores, test.sizes, max_grade=ds.max_grade)),
-        float(m.mrr(test.y, scores, test.sizes)),
+        float(m.ndcg(test.y, scores, test.group, k=5, gain=gain)),
+        float(m.err(test.y, scores, test.group, max_grade=ds.max_grade)),
+        float(m.mrr(test.y, scores, test.group)),
     )
 
 
 def train_one(
-    engine: str, sglb: bool, ds: Dataset, train: Split, seed: int, hp: dict[str, Any], **tree: Any
+    engine: str, sglb: bool, ds: Dataset, train: RankingSplit, seed: int, hp: dict[str, Any], **tree: Any
 ) -> tuple[Callable[[np.ndarray], np.ndarray], float]:
     """Fit one model (``tree``: extra CatBoost tree settings); returns (features -> scores, ms per iteration)."""
     objective = stochrank.ndcg(5, seed=seed, sglb=stochrank.SGLB() if sglb else None, **ds.objective)
@@ -203,7 +189,7 @@ def train_one(
             "num_leaves": 2 ** hp["depth"], "lambda_l2": hp["l2_leaf_reg"], "num_threads": 1, "seed": seed,
             "verbose": -1, "metric": "None",
         }  # fmt: skip
-        booster = lgb.train(params, lgb.Dataset(train.X, train.y, group=train.sizes), hp["iterations"])
+        booster = lgb.train(params, lgb.Dataset(train.X, train.y, group=train.group), hp["iterations"])
         predict = booster.predict
     else:
         ranker = CatBoostRanker(
@@ -212,7 +198,7 @@ def train_one(
         )  # fmt: skip
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", CatBoostDeviationWarning)
-            ranker.fit(train.X, train.y, group_id=train.qid)
+            ranker.fit(train.X, train.y, group_id=train.query_index)
         predict = ranker.predict
     return predict, (time.perf_counter() - t0) / hp["iterations"] * 1e3
 
@@ -310,11 +296,11 @@ def tree_learner_check(ds: Dataset, seeds: list[int], hp: dict[str, Any], result
                           align="lrr")  # fmt: skip
 
 
-def external_overhead(train: Split, hp: dict[str, Any]) -> str:
+def external_overhead(train: RankingSplit, hp: dict[str, Any]) -> str:
     """Where the time of one stochrank-on-CatBoost iteration goes (MQ2008 fold 1)."""
     ranker = CatBoostRanker(stochrank.ndcg(5), engine="stochrank", iterations=hp["iterations"],
                             learning_rate=hp["learning_rate"], depth=hp["depth"], thread_count=1)  # fmt: skip
-    ranker.fit(train.X, train.y, group_id=train.qid)
+    ranker.fit(train.X, train.y, group_id=train.query_index)
     t = ranker.timing_
     per = {key: t[key] / t["iterations"] * 1e3 for key in ("objective", "tree", "predict")}
     return (
@@ -338,7 +324,7 @@ def mc_draw_check(ds: Dataset, seeds: list[int], hp: dict[str, Any]) -> str:
                 ranker = CatBoostRanker(objective, engine=engine, iterations=hp["iterations"],
                                         learning_rate=hp["learning_rate"], depth=hp["depth"],
                                         l2_leaf_reg=hp["l2_leaf_reg"], thread_count=1, random_seed=seed)  # fmt: skip
-                ranker.fit(train.X, train.y, group_id=train.qid)
+                ranker.fit(train.X, train.y, group_id=train.query_index)
                 vals.append(test_metrics(ds, test, ranker.predict(test.X))[0])
             means[engine] = (np.mean(vals), np.std(vals, ddof=1))
         d = means["stochrank"][0] - means["native"][0]
