@@ -20,8 +20,6 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
-from sklearn.exceptions import NotFittedError
-from sklearn.utils.validation import check_is_fitted
 
 from .._discounts import position_weights
 from .._parallel import run_parallel
@@ -90,6 +88,10 @@ def _check_variance_model(model: Any) -> VarianceModel:
     # scikit-learn's rule (an unfitted GaussianProcessRegressor predicts from its prior and passes); an
     # object with predict() only is not an estimator and cannot be checked
     if hasattr(model, "fit"):
+        # Imported here: only variance models need scikit-learn, and `import stochrank` stays light.
+        from sklearn.exceptions import NotFittedError
+        from sklearn.utils.validation import check_is_fitted
+
         try:
             check_is_fitted(model)
         except NotFittedError as exc:
