@@ -31,7 +31,7 @@ from _common import REPO, fmt, markdown_table, section_header, write_section
 
 import stochrank
 from stochrank import datasets
-from stochrank._validation import offsets_from_qid
+from stochrank.conventions import offsets_from_qid
 from stochrank.catboost import CatBoostDeviationWarning, CatBoostRanker, native_loss
 from stochrank.datasets import RankingSplit
 from tests.catboost_oracle import catboost_der1

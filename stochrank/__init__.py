@@ -9,8 +9,14 @@ per-document (Gaussian-process) score variances.
 >>> booster = lgb.train({"objective": stochrank.ndcg(k=5)}, train_set)  # doctest: +SKIP
 """
 
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+from typing import TYPE_CHECKING
+
 from . import metrics
-from .metrics import group_sizes
+from .conventions import group_sizes
 from .objectives import (
     SGLB,
     RankingObjective,
@@ -25,17 +31,18 @@ from .objectives import (
     softrank,
 )
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
+
+if TYPE_CHECKING:  # what the lazy attributes below resolve to, for type checkers and IDEs
+    from . import catboost, datasets, gp, xgboost
 
 # Submodules that import a booster or scipy's optimisers load on first attribute access, so
 # ``import stochrank`` stays light and ``stochrank.xgboost.XGBRanker`` works without a separate import.
 _LAZY_SUBMODULES = ("catboost", "datasets", "gp", "xgboost")
 
 
-def __getattr__(name: str) -> object:
+def __getattr__(name: str) -> ModuleType:
     if name in _LAZY_SUBMODULES:
-        import importlib
-
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'stochrank' has no attribute {name!r}")
 

@@ -46,9 +46,10 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_choice, check_int, offsets_from_qid, offsets_from_sizes, query_weights
+from .._validation import check_choice, check_int
+from ..conventions import offsets_from_qid, offsets_from_sizes, query_weights
 from ..objectives import SGLB, RankingObjective, StochasticRankObjective
-from ._dispatch import RankingTarget
+from ..protocol import RankingTarget
 
 __all__ = ["CatBoostDeviationWarning", "CatBoostRanker", "native_loss"]
 
@@ -179,7 +180,7 @@ def _translate(objective: Any) -> tuple[str, list[str]]:
             f"CatBoost has a built-in loss only for stochrank's StochasticRank objectives (stochrank.ndcg, dcg, "
             f"err, pfound, mrr, lso); got {objective!r}. Train it with CatBoostRanker(engine='stochrank')."
         )
-    metric, c = objective.metric, objective.config
+    metric, c = objective.metric, objective.parameters()
     owner = repr(objective)
     external = "Use CatBoostRanker(objective, engine='stochrank') to train it on CatBoost trees."
     deviations: list[str] = []
@@ -291,7 +292,7 @@ def _default_eval_metric(objective: Any) -> str | None:
     pfound with ``max_grade``: CatBoost's ERR and PFound read the labels as probabilities and cannot
     map grades r to (2^r - 1)/2^G, so no CatBoost metric string scores them.
     """
-    config = objective.config if isinstance(objective, RankingObjective) else {}
+    config = objective.parameters() if isinstance(objective, RankingObjective) else {}
     if isinstance(objective, StochasticRankObjective):
         metric = objective.metric
         top = "" if config["k"] is None else f"top={config['k']};"
@@ -776,7 +777,7 @@ class CatBoostRanker:
         from catboost import CatBoost
 
         loss, deviations = _translate(self.objective)
-        pfound_at_k = self.objective.metric == "pfound" and self.objective.config["k"] is not None
+        pfound_at_k = self.objective.metric == "pfound" and self.objective.k is not None
         if pfound_at_k and np.any(train.labels == 1.0):
             deviations.append(
                 f"{self.objective!r}: with top < n and labels exactly 1, CatBoost's PFound difference misses the "
@@ -916,7 +917,7 @@ class CatBoostRanker:
 
         data = _RankingData.of(X, y, group_id, group, None, "X", read_weights=False)
         scores = self.predict(X if data.pool is None else data.pool)
-        config = self.objective.config if isinstance(self.objective, RankingObjective) else {}
+        config = self.objective.parameters() if isinstance(self.objective, RankingObjective) else {}
         k = config.get("k", getattr(self.objective, "k", None))
         return float(
             ndcg(data.labels, scores, data.sizes, k=k, gain=config.get("gain", "exp"),

@@ -45,7 +45,8 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_choice, check_int, offsets_from_sizes
+from .._validation import check_choice, check_int, check_optional_int
+from ..conventions import offsets_from_sizes
 from .methods import BOOSTER_SPACES, METHODS, Method
 
 __all__ = [
@@ -118,7 +119,7 @@ class Protocol:
             object.__setattr__(self, name, tuple(int(v) for v in values))
         for name in ("budget", "k", "max_rounds", "patience", "threads", "jobs"):
             check_int(getattr(self, name), name, owner, low=1)
-        check_int(self.max_queries, "max_queries", owner, low=1, none_ok=True, none_means="every query")
+        check_optional_int(self.max_queries, "max_queries", owner, low=1, none_means="every query")
         if self.normalize is not None:
             check_choice(self.normalize, "normalize", owner, ("query",))
 

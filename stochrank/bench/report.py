@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import offsets_from_sizes
+from ..conventions import offsets_from_sizes
 from .methods import BASELINE, BOOSTER_SPACES, METHODS
 from .protocol import Outcome, Run, empty_queries, load_fold
 from .stats import N_RESAMPLES, paired_arrays, paired_randomization, paired_t, randomization_is_exact

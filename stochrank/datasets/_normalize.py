@@ -11,7 +11,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._parallel import run_parallel
-from .._validation import offsets_from_sizes
+from ..conventions import offsets_from_sizes
 
 __all__ = ["query_level_norm"]
 

@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_choice, check_int, check_real, offsets_from_sizes
+from .._validation import check_choice, check_int, check_optional_int, check_real
+from ..conventions import offsets_from_sizes
 
 __all__ = ["RankingSplit", "cache_dir", "load_svmlight_ranking", "split_queries"]
 
@@ -183,8 +184,8 @@ def load_svmlight_ranking(
         file that does not match the rows, unparsable lines, or (``repeated_qid="error"``) split queries.
     """
     check_choice(repeated_qid, "repeated_qid", "load_svmlight_ranking", _REPEATED_QID)
-    check_int(
-        n_features, "n_features", "load_svmlight_ranking", low=1, none_ok=True, none_means="from the file"
+    check_optional_int(
+        n_features, "n_features", "load_svmlight_ranking", low=1, none_means="from the file"
     )
     if dtype not in (np.float32, np.float64):
         raise ValueError(

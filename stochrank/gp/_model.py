@@ -12,7 +12,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_array, check_is_fitted, check_random_state
 from threadpoolctl import threadpool_limits
 
-from .._validation import check_choice, check_int
+from .._validation import check_choice, check_int, check_optional_int
 from ._sparse import FORMS, GPState, posterior, predictive_moments, training_moments
 
 # Prototypes per label value when n_prototypes=None: the paper's choice on OHSUMED (section 6.1).
@@ -36,8 +36,7 @@ class SparseGPBase(BaseEstimator):
     # ------------------------------------------------------------------------------- checking
     def _check_common_params(self, owner: str) -> None:
         check_choice(self.form, "form", owner, FORMS)
-        check_int(self.n_prototypes, "n_prototypes", owner, low=1, none_ok=True,
-                  none_means=f"{PROTOTYPES_PER_LABEL['fitc']} per label value for 'fitc', "
+        check_optional_int(self.n_prototypes, "n_prototypes", owner, low=1, none_means=f"{PROTOTYPES_PER_LABEL['fitc']} per label value for 'fitc', "
                   f"{PROTOTYPES_PER_LABEL['prototype']} for 'prototype'")  # fmt: skip
         check_int(self.max_iter, "max_iter", owner, low=1)
         if not isinstance(self.standardize, bool):

@@ -8,20 +8,17 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import check_random_state
 
-from .._discounts import position_weights
 from .._parallel import run_parallel
 from .._validation import (
-    MAX_EXP_LABEL,
     check_choice,
     check_int,
+    check_optional_int,
     check_labels,
-    check_offsets,
     check_real,
     check_scores,
     check_variances,
-    offsets_from_qid,
-    offsets_from_sizes,
 )
+from ..conventions import MAX_EXP_LABEL, check_offsets, gains, ndcg_scaling, offsets_from_qid, offsets_from_sizes, position_weights
 from ..kernels.softrank import softrank_batch, softrank_linear_batch
 from ..metrics import ndcg
 from ._model import SparseGPBase
@@ -63,7 +60,7 @@ class SoftNDCG:
     def __init__(self, labels: Any, offsets: Any, discount: str = "linear", k: int | None = None) -> None:
         owner = "SoftNDCG"
         check_choice(discount, "discount", owner, DISCOUNTS)
-        k = check_int(k, "k", owner, low=1, none_ok=True, none_means="the whole list")
+        k = check_optional_int(k, "k", owner, low=1, none_means="the whole list")
         labels = check_labels(labels, None, owner, high=MAX_EXP_LABEL,
                               hint="Relevance grades feed the exponential gain 2**label - 1.")  # fmt: skip
         offsets = check_offsets(offsets, labels.size)
@@ -71,31 +68,23 @@ class SoftNDCG:
         self.offsets = offsets
         self.discount = discount
         self.k = k
-        self.gain = np.exp2(labels) - 1.0
-        # every query's gains in decreasing order, and each row's 0-based position in that order
-        query = np.repeat(np.arange(sizes.size), sizes)
-        order = np.lexsort((-self.gain, query))
-        position = np.arange(labels.size) - offsets[query]
+        self.gain = gains(labels, "exp")
         self._whole_list_linear = discount == "linear" and k is None
         if self._whole_list_linear:  # d(r) = 1 - r/n_q differs between queries: no shared weight vector
-            ideal_weight = 1.0 - position / sizes[query]
             self._pos_weight = np.empty(0)
         else:
-            depth = int(sizes.max()) if k is None else k
-            self._pos_weight = position_weights(discount, depth, k)
-            ideal_weight = self._pos_weight[np.minimum(position, depth - 1)] * (position < depth)
-        idcg = np.bincount(query, self.gain[order] * ideal_weight, minlength=sizes.size)
-        varies = np.maximum.reduceat(labels, offsets[:-1]) > np.minimum.reduceat(labels, offsets[:-1])
+            self._pos_weight = position_weights(discount, int(sizes.max()) if k is None else k, k)
         # A query whose NDCG cannot change (all labels equal) is left out: SoftRank's marginals are not
         # exactly doubly stochastic, so it would otherwise get a spurious gradient under the log discount.
-        has_relevant = (idcg > 0) & varies
-        self.n_scored = int(has_relevant.sum())
+        self._query_scale, active = ndcg_scaling(
+            self.gain, offsets, None if self._whole_list_linear else self._pos_weight
+        )
+        self.n_scored = int(active.sum())
         if self.n_scored == 0:
             raise ValueError(
                 "No training query has two different labels, so no ranking can change any NDCG and there is "
                 "nothing to learn; pass queries with relevant and non-relevant documents."
             )
-        self._query_scale = np.where(has_relevant, 1.0 / np.where(has_relevant, idcg, 1.0), 0.0)
 
     def __call__(self, mean: Any, var: Any) -> tuple[float, np.ndarray, np.ndarray]:
         """``(SoftNDCG, dSoftNDCG/dmean, dSoftNDCG/dvar)`` at score means ``mean`` and variances ``var``
@@ -248,11 +237,10 @@ class GPRanker(SparseGPBase):
         owner = "GPRanker"
         self._check_common_params(owner)
         check_real(self.alpha, "alpha", owner)
-        check_int(self.k, "k", owner, low=1, none_ok=True, none_means="the whole list")
+        check_optional_int(self.k, "k", owner, low=1, none_means="the whole list")
         check_choice(self.discount, "discount", owner, DISCOUNTS)
         check_int(self.eval_k, "eval_k", owner, low=1)
-        check_int(self.early_stopping_rounds, "early_stopping_rounds", owner, low=1, none_ok=True,
-                  none_means="no early stopping")  # fmt: skip
+        check_optional_int(self.early_stopping_rounds, "early_stopping_rounds", owner, low=1, none_means="no early stopping")  # fmt: skip
         X = self._check_X(X, fitting=True)
         labels = check_labels(y, X.shape[0], owner, high=MAX_EXP_LABEL,
                               hint="Relevance grades feed the exponential gain 2**label - 1.")  # fmt: skip

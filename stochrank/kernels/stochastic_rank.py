@@ -18,6 +18,8 @@ weights, SGLB's Langevin noise and the SGLB shrinkage rescaling.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit, prange
 
@@ -30,11 +32,41 @@ KIND_FILTERED = 1  # cascade metric below a noise-free threshold document at 0 (
 KIND_LSO = 2  # DCG-RR: rows in display order, shown when score > 0
 
 
+class CascadeArrays(NamedTuple):
+    """A dataset's metric in the form the kernels read (fixed for a training set).
+
+    ``gain``, ``cont``: float64[n], the per-document gain g and continuation c of the cascade (see
+    :mod:`.ccs`); ``query_scale``: float64[n_queries], multiplies each query's metric (1/IDCG for NDCG);
+    ``active``: bool[n_queries], False for queries whose metric cannot change (they get exactly zero);
+    ``pos_weight``: float64[>= longest query + 2], weight of each 0-based position, zero from ``k`` on;
+    ``k``: the cut-off (-1: the whole list); ``kind``: KIND_RANKING, KIND_FILTERED or KIND_LSO.
+    """
+
+    gain: np.ndarray
+    cont: np.ndarray
+    query_scale: np.ndarray
+    active: np.ndarray
+    pos_weight: np.ndarray
+    k: int
+    kind: int
+
+
+class SmoothingParams(NamedTuple):
+    """How the metric is smoothed and its gradient estimated: noise scale ``sigma``, relevance shift
+    ``mu``, SFA offset ``nu`` and strength ``sfa``, ``n_samples`` draws per call, ``seed`` of the streams."""
+
+    sigma: float
+    mu: float
+    nu: float
+    sfa: float
+    n_samples: int
+    seed: int
+
+
 @njit(cache=True)
-def _query_gradient(
-    f, r, gain, cont, pos_weight, k, kind, sigma, mu, nu, sfa, n_samples, seed, call, qi, out
-):
+def _query_gradient(f, r, gain, cont, pos_weight, k, kind, smoothing, call, qi, out):
     """One query's ascent direction, written to ``out`` (which also serves as the accumulator)."""
+    sigma, mu, nu, sfa, n_samples, seed = smoothing
     n = f.size
     a = f - (sigma * mu) * r if mu != 0.0 else f.copy()
     if kind == KIND_RANKING:
@@ -85,27 +117,24 @@ def _query_gradient(
 
 
 @njit(cache=True, parallel=True)
-def smoothed_gradient(
-    scores, labels, gain, cont, query_scale, active, offsets, pos_weight, k, kind,
-    sigma, mu, nu, sfa, n_samples, seed, call, out,
-):  # fmt: skip
+def smoothed_gradient(scores, labels, offsets, metric, smoothing, call, out):
     """Ascent direction of the smoothed metric for every document (written to ``out``).
 
-    ``active[q]`` is False for queries whose metric cannot change (one document, or all documents
-    alike); they get exactly zero. ``query_scale[q]`` multiplies the query's metric (1/IDCG for NDCG).
+    ``metric`` is a :class:`CascadeArrays`, ``smoothing`` a :class:`SmoothingParams`; ``call`` selects the
+    noise streams (seed, call, query).
     """
     n_queries = offsets.size - 1
     for qi in prange(n_queries):
         s = offsets[qi]
         e = offsets[qi + 1]
-        if not active[qi]:
+        if not metric.active[qi]:
             out[s:e] = 0.0
             continue
         _query_gradient(
-            scores[s:e], labels[s:e], gain[s:e], cont[s:e], pos_weight, k, kind,
-            sigma, mu, nu, sfa, n_samples, seed, call, qi, out[s:e],
-        )  # fmt: skip
-        out[s:e] *= query_scale[qi]
+            scores[s:e], labels[s:e], metric.gain[s:e], metric.cont[s:e], metric.pos_weight, metric.k,
+            metric.kind, smoothing, call, qi, out[s:e],
+        )
+        out[s:e] *= metric.query_scale[qi]
 
 
 @njit(cache=True, parallel=True)

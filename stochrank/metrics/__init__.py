@@ -9,7 +9,7 @@ each docstring lists the settings that reproduce LightGBM, XGBoost, CatBoost and
 from ._cascade import err, mrr, pfound
 from ._dcg import dcg, ndcg
 from ._feval import BoosterMetric, feval
-from ._groups import group_sizes
+from ..conventions import group_sizes
 from ._precision import map, precision
 
 __all__ = [

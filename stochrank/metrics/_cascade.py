@@ -13,7 +13,8 @@ import numpy as np
 from numba import njit, prange
 
 from .._parallel import run_parallel
-from .._validation import MAX_EXP_LABEL, check_real, stop_probabilities
+from .._validation import check_real
+from ..conventions import MAX_EXP_LABEL, stop_probabilities
 from ._common import empty_value, k_code, owner, prepare, reduce, ties_code
 from ._ordering import cutoff, rank_order
 

@@ -7,14 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import (
-    check_choice,
-    check_int,
-    check_labels,
-    check_scores,
-    offsets_from_sizes,
-    query_weights,
-)
+from .._validation import check_choice, check_int, check_labels, check_optional_int, check_scores
+from ..conventions import offsets_from_sizes, query_weights
 from ._ordering import AVERAGE, TIES
 
 EMPTY_VALUES = {"one": 1.0, "zero": 0.0, "skip": math.nan}
@@ -48,7 +42,9 @@ def prepare(
 
 def k_code(k: Any, name: str, *, none_ok: bool = True) -> int:
     """``k`` for the kernels: ``-1`` means the whole list."""
-    value = check_int(k, "k", owner(name), low=1, none_ok=none_ok, none_means="the whole list")
+    if not none_ok:
+        return check_int(k, "k", owner(name), low=1)
+    value = check_optional_int(k, "k", owner(name), low=1, none_means="the whole list")
     return -1 if value is None else value
 
 

@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
-from .._discounts import position_weights
 from .._parallel import run_parallel
-from .._validation import MAX_EXP_LABEL, check_choice
+from .._validation import check_choice
+from ..conventions import MAX_EXP_LABEL, gains, position_weights
 from ._common import empty_value, k_code, owner, prepare, reduce, ties_code
 from ._ordering import cutoff, ordered_sum
 
@@ -76,10 +76,10 @@ def _inputs(
     labels, scores, offsets, qweights = prepare(
         labels, scores, group, weight, name, label_high=high, label_hint=hint
     )
-    gains = np.exp2(labels) - 1.0 if gain == "exp" else labels
+    gain_values = gains(labels, gain)
     longest = int(np.diff(offsets).max())
     disc = position_weights(discount, longest if k < 0 else min(k, longest))
-    return labels, scores, gains, offsets, disc, k, ties, qweights
+    return labels, scores, gain_values, offsets, disc, k, ties, qweights
 
 
 def dcg(

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_choice
-from ..adapters._dispatch import DatasetCache
+from ..protocol import DatasetCache
 from ._cascade import err, mrr, pfound
 from ._dcg import dcg, ndcg
 from ._precision import map, precision
@@ -65,7 +65,7 @@ class BoosterMetric:
         self.metric = metric
         self.k = k
         self.conventions = dict(conventions)
-        self._cache = DatasetCache()
+        self._cache: DatasetCache[None] = DatasetCache()
 
     @property
     def name(self) -> str:

@@ -1,13 +1,33 @@
-"""Objective configuration and dispatch: what to optimise, and how a booster calls it."""
+"""Objective configuration and the booster call (layer 2): what to optimise, and how a booster calls it.
+
+* :mod:`.cascade` — the cascade metrics (NDCG, DCG, ERR, pFound, MRR, LSO) as validated dataclasses
+  and their kernel encodings; :class:`.smoothing.Smoothing` — how they are smoothed;
+* :mod:`.stochastic_rank` — :class:`StochasticRankObjective`; :mod:`.constructors` — ``ndcg()`` etc.;
+* :mod:`.softrank` — exact SoftRank with constant, per-row or GP score variances;
+* :mod:`.sglb` — Stochastic Gradient Langevin Boosting settings;
+* :mod:`._base` — the booster call shared by every objective (caches, weights, runs, SGLB).
+"""
 
 from ._base import RankingObjective
+from .cascade import DCG, ERR, LSO, MRR, NDCG, CascadeMetric, PFound
+from .constructors import dcg, err, lso, mrr, ndcg, pfound
 from .sglb import SGLB
-from .softrank import SoftRankObjective, VarianceModel, softrank
-from .stochastic_rank import StochasticRankObjective, dcg, err, lso, mrr, ndcg, pfound
+from .smoothing import Smoothing
+from .softrank import SoftRankConfig, SoftRankObjective, VarianceModel, softrank
+from .stochastic_rank import StochasticRankObjective
 
 __all__ = [
+    "DCG",
+    "ERR",
+    "LSO",
+    "MRR",
+    "NDCG",
     "SGLB",
+    "CascadeMetric",
+    "PFound",
     "RankingObjective",
+    "Smoothing",
+    "SoftRankConfig",
     "SoftRankObjective",
     "StochasticRankObjective",
     "VarianceModel",

@@ -15,202 +15,188 @@ O(n²·k) per query and call (O(n³) with ``k=None``); see :func:`softrank` for 
 
 from __future__ import annotations
 
-import inspect
+import dataclasses
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
-from .._discounts import position_weights
 from .._parallel import run_parallel
-from .._validation import (
-    as_float_array,
-    check_choice,
-    check_int,
-    check_labels,
-    check_real,
-    check_scores,
-    check_variances,
-    offsets_from_sizes,
+from .._validation import check_choice, check_labels, check_optional_int, check_real, check_scores
+from ..conventions import GainKind, check_graded_labels, gains, ndcg_scaling, offsets_from_sizes, position_weights
+from ..kernels import softrank_batch
+from ..protocol import BoosterCall, DatasetInfo, training_features
+from ._base import FloatArray, RankingObjective
+from ._docs import documented
+from ._run import TrainingRun
+from ._variance import (
+    OWNER,
+    VarianceModel,
+    VarianceSpec,
+    check_variance_array,
+    check_variance_model,
+    variances,
 )
-from ..adapters._dispatch import BoosterCall, training_features
-from ..kernels import ideal_dcg, softrank_batch, varying_queries
-from ._base import RankingObjective, documented
+from .constructors import ndcg
 from .sglb import SGLB
-from .stochastic_rank import StochasticRankObjective, _check_seed, ndcg
+from .smoothing import check_seed
+from .stochastic_rank import StochasticRankObjective
 
-__all__ = ["SoftRankObjective", "VarianceModel", "softrank"]
+__all__ = ["SoftRankConfig", "SoftRankObjective", "VarianceModel", "softrank"]
 
-_OWNER = "stochrank.softrank"
-
-
-@runtime_checkable
-class VarianceModel(Protocol):
-    """A fitted regressor with scikit-learn's Gaussian-process ``predict`` protocol (e.g.
-    ``sklearn.gaussian_process.GaussianProcessRegressor``, ``stochrank.gp`` models)."""
-
-    def predict(self, X: Any, return_std: bool = ...) -> Any: ...
+TrainDiscount = Literal["log", "position", "linear"]
 
 
-@dataclass(frozen=True)
-class _Encoding:
+@dataclass(frozen=True, eq=False)
+class SoftRankConfig:
+    """What a SoftRank objective optimises and how scores are uncertain (see :func:`softrank`).
+
+    Validated at construction; ``train_discount=None`` resolves to ``discount`` and ``sigma=None`` to 1
+    when no ``variance`` is given. A variance array is kept as a read-only copy.
+    """
+
+    k: int | None = None
+    sigma: float | None = None
+    variance: VarianceSpec = None
+    gain: GainKind = "exp"
+    discount: Literal["log", "position"] = "log"
+    train_discount: TrainDiscount | None = None
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "k", check_optional_int(self.k, "k", OWNER, low=1, none_means="the whole list"))
+        check_choice(self.gain, "gain", OWNER, ("exp", "linear"))
+        check_choice(self.discount, "discount", OWNER, ("log", "position"))
+        chosen = self.discount if self.train_discount is None else self.train_discount
+        set_(self, "train_discount", check_choice(chosen, "train_discount", OWNER, ("log", "position", "linear")))
+        if self.train_discount == "linear" and self.k is None:
+            raise ValueError(
+                f"train_discount='linear' of {OWNER} is D(r) = 1 - r/k and needs a cut-off: pass k (e.g. k=10)."
+            )
+        if self.sigma is not None and self.variance is not None:
+            raise ValueError(
+                f"{OWNER} takes either sigma (a constant standard deviation) or variance, not both. "
+                "For a constant, sigma=s is the same as variance=s**2."
+            )
+        set_(self, "variance", _variance_spec(self.variance))
+        if self.variance is None:
+            sigma = 1.0 if self.sigma is None else self.sigma
+            set_(self, "sigma", check_real(sigma, "sigma", OWNER, low=0.0, low_open=True))
+        set_(self, "seed", check_seed(self.seed, OWNER))  # the exact method draws nothing; SGLB's noise does
+
+
+def _variance_spec(variance: Any) -> VarianceSpec:
+    if variance is None:
+        return None
+    if isinstance(variance, (int, float, np.floating, np.integer)) and not isinstance(variance, bool):
+        return check_real(variance, "variance", OWNER, low=0.0, low_open=True)
+    if isinstance(variance, VarianceModel) and not isinstance(variance, (np.ndarray, list, tuple)):
+        return check_variance_model(variance)
+    return check_variance_array(variance)
+
+
+class _Encoding(NamedTuple):
     """Per-dataset arrays: gains (zero in queries whose NDCG cannot change), training discount,
     1/IDCG per query, score variance per document, and the kernel's work size."""
 
-    gain: np.ndarray
-    pos_weight: np.ndarray
-    query_scale: np.ndarray
-    variance: np.ndarray
+    gain: FloatArray
+    pos_weight: FloatArray
+    query_scale: FloatArray
+    variance: FloatArray
     work: int
 
 
-def _check_variance_array(variance: Any) -> np.ndarray:
-    """A validated, read-only float64 copy of a per-row variance array (nobody can change it afterwards)."""
-    arr = np.asarray(variance)
-    if arr.dtype.kind not in "iuf":
-        raise TypeError(
-            f"The 'variance' parameter of {_OWNER} must be a float, a 1-D array of floats (one per training "
-            "row) or a fitted model with predict(X, return_std=True); got "
-            f"{type(variance).__name__}{' of ' + str(arr.dtype) if arr.ndim else ''}."
-        )
-    frozen = np.array(check_variances(arr, what=f"The 'variance' array of {_OWNER}"), copy=True)
-    frozen.flags.writeable = False
-    return frozen
-
-
-def _check_variance_model(model: Any) -> VarianceModel:
-    """A variance model must be a fitted instance: fail here, not at the booster's first call."""
-    if inspect.isclass(model):
-        raise TypeError(
-            f"The 'variance' parameter of {_OWNER} got the class {model.__name__}, not a fitted model: pass "
-            f"an instance fitted on your features, e.g. variance={model.__name__}(...).fit(X, y)."
-        )
-    # scikit-learn's rule (an unfitted GaussianProcessRegressor predicts from its prior and passes); an
-    # object with predict() only is not an estimator and cannot be checked
-    if hasattr(model, "fit"):
-        # Imported here: only variance models need scikit-learn, and `import stochrank` stays light.
-        from sklearn.exceptions import NotFittedError
-        from sklearn.utils.validation import check_is_fitted
-
-        try:
-            check_is_fitted(model)
-        except NotFittedError as exc:
-            raise NotFittedError(
-                f"The 'variance' model of {_OWNER} is not fitted ({exc}) Fit it on your features first: "
-                f"variance={type(model).__name__}(...).fit(X, y)."
-            ) from None
-    return model
-
-
-class SoftRankObjective(RankingObjective):
+class SoftRankObjective(RankingObjective[_Encoding]):
     """The exact SoftRank objective (SoftNDCG@k); build one with :func:`softrank`.
 
     Works in ``lgb.train``, ``LGBMRanker``, ``xgb.train``, ``stochrank.xgboost.XGBRanker`` like every
     stochrank objective (see :class:`~._base.RankingObjective`): the booster minimises
     ``-w_q ∂SoftNDCG/∂f`` with a unit Hessian ``w_q``. The score variances are fixed for a training set
     and computed once (from the features, for a variance model).
+
+    Parameters
+    ----------
+    config : SoftRankConfig
+    sglb : SGLB or None
     """
 
-    _constructor = "softrank"
+    def __init__(self, config: SoftRankConfig, sglb: SGLB | None = None) -> None:
+        if not isinstance(config, SoftRankConfig):
+            raise TypeError(f"'config' must be a SoftRankConfig; got {config!r}.")
+        if sglb is not None and not isinstance(sglb, SGLB):
+            raise TypeError(f"The 'sglb' parameter of {OWNER} must be stochrank.SGLB(...) or None; got {sglb!r}.")
+        super().__init__()
+        # Validated again: this is also the path of deep copies and unpickling (LightGBM deep-copies the
+        # objective for every run), whose arrays come back writeable and whose fields bypassed the checks.
+        self.config = dataclasses.replace(config)
+        self._sglb = sglb
 
-    def __init__(self, metric: str, **config: Any) -> None:
-        # softrank() checks the variance too, but this is also the path of deep copies and unpickling
-        # (LightGBM deep-copies the objective for every run), whose arrays come back writeable: validate
-        # and freeze them again so that a copy cannot carry variances that bypassed the checks.
-        spec = config.get("variance")
-        if isinstance(spec, np.ndarray):
-            config["variance"] = _check_variance_array(spec)
-        elif spec is not None and not isinstance(spec, float):
-            config["variance"] = _check_variance_model(spec)
-        super().__init__(metric, **config)
+    # ------------------------------------------------------------------ configuration
+    def _config(self) -> tuple[SoftRankConfig, SGLB | None]:
+        return (self.config, self._sglb)
+
+    @property
+    def metric(self) -> str:
+        """Always ``'ndcg'`` (SoftNDCG)."""
+        return "ndcg"
+
+    @property
+    def k(self) -> int | None:
+        """The cut-off (None: the whole list)."""
+        return self.config.k
+
+    @property
+    def seed(self) -> int:
+        """Seed of SGLB's Langevin noise (the exact method draws nothing)."""
+        return self.config.seed
+
+    @property
+    def sglb(self) -> SGLB | None:
+        """SGLB settings, or None."""
+        return self._sglb
+
+    def with_sglb(self, sglb: SGLB | None) -> SoftRankObjective:
+        """A copy with other SGLB settings."""
+        return SoftRankObjective(self.config, sglb)
+
+    def _constructor_name(self) -> str:
+        return "softrank"
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{f.name}={getattr(self.config, f.name)!r}" for f in dataclasses.fields(SoftRankConfig))
+        return f"stochrank.softrank({fields}, sglb={self._sglb!r})"
 
     # ------------------------------------------------------------------ encoding
-    def _variance(self, n: int, features: Any, why_none: str) -> np.ndarray:
-        """One score variance per document, validated (values and length)."""
-        spec = self._config["variance"]
-        if spec is None:
-            return np.full(n, self._config["sigma"] ** 2)
-        if isinstance(spec, float):
-            return np.full(n, spec)
-        if isinstance(spec, np.ndarray):
-            if spec.size != n:
-                raise ValueError(
-                    f"The 'variance' array of {_OWNER} has {spec.size} entries but the training set has {n} "
-                    "rows: pass one variance per training row, in row order (an array cannot follow lgb.cv's "
-                    "folds; use a constant or a variance model there)."
-                )
-            return spec
-        if features is None:
-            raise ValueError(
-                f"{_OWNER}(variance=<model>) computes the variances from the training features, but {why_none}. "
-                "Compute them yourself and pass the array: variance=model.predict(X, return_std=True)[1] ** 2 "
-                "(X the training features in row order)."
-            )
-        if features.shape[0] != n:
-            raise ValueError(f"The training set has {features.shape[0]} feature rows but {n} labels.")
-        if np.isnan(features).any():
-            raise ValueError(
-                "The training features have missing values (NaN), which the variance model cannot take. Pass "
-                "variance=model.predict(X, return_std=True)[1] ** 2 computed on features without missing values."
-            )
-        predicted = spec.predict(features, return_std=True)
-        if not (isinstance(predicted, tuple) and len(predicted) == 2):
-            raise TypeError(
-                f"variance model {type(spec).__name__}.predict(X, return_std=True) must return (mean, std), "
-                f"scikit-learn's Gaussian-process protocol; got {type(predicted).__name__}."
-            )
-        std = as_float_array(predicted[1], "the variance model's predicted std", n)
-        return check_variances(std * std, n, what="The variance model's predicted variance")
-
-    def _encode(self, labels: np.ndarray, offsets: np.ndarray, variance: np.ndarray) -> _Encoding:
-        k = self._config["k"]
+    def _encode(self, labels: FloatArray, offsets: npt.NDArray[np.int64], variance: FloatArray) -> _Encoding:
+        k = self.config.k
         sizes = np.diff(offsets)
-        gain = self._gains(labels)
-        pos_weight = position_weights(self._config["train_discount"], int(sizes.max()) + 1, k)
-        kk = -1 if k is None else k
-        idcg = run_parallel(ideal_dcg, labels.size, gain, offsets, pos_weight, kk)
-        active = run_parallel(varying_queries, labels.size, gain, np.ones(labels.size), offsets, 2) & (
-            idcg > 0
-        )
-        scale = np.zeros(sizes.size)
-        scale[active] = 1.0 / idcg[active]
+        gain = gains(check_graded_labels(labels, self.config.gain, OWNER), self.config.gain)
+        assert self.config.train_discount is not None  # resolved by SoftRankConfig
+        pos_weight = position_weights(self.config.train_discount, int(sizes.max()) + 1, k)
+        scale, active = ndcg_scaling(gain, offsets, pos_weight)
         # SoftRank's marginals are not exactly doubly stochastic, so a query of equal labels would get a
         # (spurious) gradient: queries whose NDCG cannot change are left out by zeroing their gains.
         gain = np.where(np.repeat(active, sizes), gain, 0.0)
-        self._check_zero_variance(variance, offsets, active)
+        _check_zero_variance(variance, offsets, active)
         eff = np.minimum(sizes, sizes if k is None else k)
         return _Encoding(gain, pos_weight, scale, variance, int(np.sum(sizes * eff)))
 
-    @staticmethod
-    def _check_zero_variance(variance: np.ndarray, offsets: np.ndarray, active: np.ndarray) -> None:
-        zero = variance == 0.0
-        if not zero.any():
-            return
-        per_query = np.add.reduceat(zero.astype(np.int64), offsets[:-1]) if zero.size else zero
-        bad = np.flatnonzero((per_query >= 2) & active)
-        if bad.size:
-            q = int(bad[0])
-            rows = offsets[q] + np.flatnonzero(zero[offsets[q] : offsets[q + 1]])[:2]
-            raise ValueError(
-                f"Rows {rows[0]} and {rows[1]} (query {q}) both have score variance 0: their SoftRank pairwise "
-                "probability is then a step in the score difference, with no gradient and undefined at a tie "
-                "(where boosting starts). Floor the variances, e.g. variance = np.maximum(variance, 1e-6)."
-            )
-
-    def _dataset_encoding(self, booster_call: BoosterCall) -> _Encoding:
+    def _prepare(self, booster_call: BoosterCall[TrainingRun[_Encoding]]) -> _Encoding:
         info = booster_call.info
-        spec = self._config["variance"]
+        spec = self.config.variance
         features, why = (None, "")
         if spec is not None and not isinstance(spec, (float, np.ndarray)):  # a variance model
             features, why = training_features(booster_call.source)
-        variance = self._variance(info.labels.size, features, why)
+        variance = variances(spec, self.config.sigma, info.labels.size, features, why)
         return self._encode(info.labels, info.offsets, variance)
 
     # ------------------------------------------------------------------ gradients
     def _batch(
-        self, scores: np.ndarray, offsets: np.ndarray, enc: _Encoding
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        k = self._config["k"]
+        self, scores: FloatArray, offsets: npt.NDArray[np.int64], enc: _Encoding
+    ) -> tuple[FloatArray, FloatArray, FloatArray]:
+        k = self.config.k
         values = np.empty(offsets.size - 1)
         d_mean = np.empty(scores.size)
         d_var = np.empty(scores.size)
@@ -221,14 +207,12 @@ class SoftRankObjective(RankingObjective):
         )  # fmt: skip
         return values, d_mean, d_var
 
-    def _ascent(
-        self, scores: np.ndarray, labels: np.ndarray, offsets: np.ndarray, enc: _Encoding, call: int
-    ) -> np.ndarray:
-        return self._batch(scores, offsets, enc)[1]
+    def _ascent(self, scores: FloatArray, info: DatasetInfo, encoding: _Encoding, call: int) -> FloatArray:
+        return self._batch(scores, info.offsets, encoding)[1]
 
     def value_and_gradient(
         self, scores: Any, labels: Any, group: Any, *, X: Any = None
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    ) -> tuple[FloatArray, FloatArray, FloatArray]:
         r"""SoftNDCG@k per query and its exact gradient with respect to every score mean and variance.
 
         Returns ``(values, d_mean, d_var)``: ``values[q]`` the training SoftNDCG of query q (0 for
@@ -237,12 +221,28 @@ class SoftRankObjective(RankingObjective):
         weights) and ``d_var`` = :math:`\partial\,\mathrm{SoftNDCG}/\partial v_j`. ``X`` (the features,
         2-D, one row per document) is needed only with a variance model.
         """
-        labels = check_labels(labels, None, _OWNER, low=-np.inf)
+        labels = check_labels(labels, None, OWNER, low=-np.inf)
         scores = check_scores(scores, labels.size)
         offsets = offsets_from_sizes(group, labels.size)
         features = None if X is None else _check_features(X, labels.size)
-        variance = self._variance(labels.size, features, "no X was given")
+        variance = variances(self.config.variance, self.config.sigma, labels.size, features, "no X was given")
         return self._batch(scores, offsets, self._encode(labels, offsets, variance))
+
+
+def _check_zero_variance(variance: FloatArray, offsets: npt.NDArray[np.int64], active: npt.NDArray[np.bool_]) -> None:
+    zero = variance == 0.0
+    if not zero.any():
+        return
+    per_query = np.add.reduceat(zero.astype(np.int64), offsets[:-1]) if zero.size else zero
+    bad = np.flatnonzero((per_query >= 2) & active)
+    if bad.size:
+        q = int(bad[0])
+        rows = offsets[q] + np.flatnonzero(zero[offsets[q] : offsets[q + 1]])[:2]
+        raise ValueError(
+            f"Rows {rows[0]} and {rows[1]} (query {q}) both have score variance 0: their SoftRank pairwise "
+            "probability is then a step in the score difference, with no gradient and undefined at a tie "
+            "(where boosting starts). Floor the variances, e.g. variance = np.maximum(variance, 1e-6)."
+        )
 
 
 def _check_features(X: Any, n: int) -> np.ndarray:
@@ -276,10 +276,10 @@ def softrank(
     k: int | None = None,
     *,
     sigma: float | None = None,
-    variance: float | np.ndarray | VarianceModel | None = None,
-    gain: Literal["exp", "linear"] = "exp",
+    variance: float | FloatArray | VarianceModel | None = None,
+    gain: GainKind = "exp",
     discount: Literal["log", "position"] = "log",
-    train_discount: Literal["log", "position", "linear"] | None = None,
+    train_discount: TrainDiscount | None = None,
     method: Literal["exact", "ccs"] = "exact",
     n_samples: int = 1,
     seed: int = 0,
@@ -363,59 +363,25 @@ def softrank(
     constant σ, what matters is σ against the score scale. Two documents of one query with zero variance
     would compare by a step with no gradient, so that is rejected.
     """
-    cfg: dict[str, Any] = {
-        "k": check_int(k, "k", _OWNER, low=1, none_ok=True, none_means="the whole list"),
-        "gain": check_choice(gain, "gain", _OWNER, ("exp", "linear")),
-        "discount": check_choice(discount, "discount", _OWNER, ("log", "position")),
-    }
-    chosen = discount if train_discount is None else train_discount
-    cfg["train_discount"] = check_choice(chosen, "train_discount", _OWNER, ("log", "position", "linear"))
-    if cfg["train_discount"] == "linear" and cfg["k"] is None:
+    config = SoftRankConfig(k, sigma, variance, gain, discount, train_discount, seed)
+    if check_choice(method, "method", OWNER, ("exact", "ccs")) == "exact":
+        if n_samples != 1:
+            raise ValueError(f"n_samples of {OWNER} applies to method='ccs' only: the exact method draws no samples.")
+        return SoftRankObjective(config, sglb)
+    if config.variance is not None and not isinstance(config.variance, float):
         raise ValueError(
-            f"train_discount='linear' of {_OWNER} is D(r) = 1 - r/k and needs a cut-off: pass k (e.g. k=10)."
+            f"{OWNER}(method='ccs') needs a constant variance (sigma=... or variance=<float>): the CCS "
+            "kernel smooths every document with the same noise scale. Use method='exact' for per-document "
+            "variances."
         )
-    method = check_choice(method, "method", _OWNER, ("exact", "ccs"))
-    if sglb is not None and not isinstance(sglb, SGLB):
-        raise TypeError(
-            f"The 'sglb' parameter of {_OWNER} must be stochrank.SGLB(...) or None; got {sglb!r}."
-        )
-    if sigma is not None and variance is not None:
+    if config.train_discount == "linear":
         raise ValueError(
-            f"{_OWNER} takes either sigma (a constant standard deviation) or variance, not both. "
-            "For a constant, sigma=s is the same as variance=s**2."
+            f"{OWNER}(method='ccs') supports train_discount 'log' and 'position' (stochrank.ndcg's); "
+            "use method='exact' for the linear discount."
         )
-    spec: float | np.ndarray | VarianceModel | None = None
-    if variance is None:
-        cfg["sigma"] = check_real(1.0 if sigma is None else sigma, "sigma", _OWNER, low=0.0, low_open=True)
-    elif isinstance(variance, (int, float, np.floating, np.integer)) and not isinstance(variance, bool):
-        spec = check_real(variance, "variance", _OWNER, low=0.0, low_open=True)
-    elif isinstance(variance, VarianceModel) and not isinstance(variance, (np.ndarray, list, tuple)):
-        spec = _check_variance_model(variance)
-    else:
-        spec = _check_variance_array(variance)
-    if method == "ccs":
-        if spec is not None and not isinstance(spec, float):
-            raise ValueError(
-                f"{_OWNER}(method='ccs') needs a constant variance (sigma=... or variance=<float>): the CCS "
-                "kernel smooths every document with the same noise scale. Use method='exact' for per-document "
-                "variances."
-            )
-        if cfg["train_discount"] == "linear":
-            raise ValueError(
-                f"{_OWNER}(method='ccs') supports train_discount 'log' and 'position' (stochrank.ndcg's); "
-                "use method='exact' for the linear discount."
-            )
-        ccs_sigma = cfg.get("sigma") if spec is None else float(np.sqrt(spec))
-        return ndcg(
-            cfg["k"], sigma=ccs_sigma, mu=0.0, sfa=0.0, n_samples=n_samples, seed=seed, gain=cfg["gain"],
-            discount=cfg["train_discount"], sglb=sglb,
-        )  # fmt: skip
-    if n_samples != 1:
-        raise ValueError(
-            f"n_samples of {_OWNER} applies to method='ccs' only: the exact method draws no samples."
-        )
-    cfg["sigma"] = cfg.get("sigma")
-    cfg["variance"] = spec
-    cfg["seed"] = _check_seed(seed, _OWNER)  # the exact method draws nothing; SGLB's noise uses it
-    cfg["sglb"] = sglb
-    return SoftRankObjective("ndcg", **cfg)
+    ccs_sigma = config.sigma if config.variance is None else float(np.sqrt(config.variance))
+    assert ccs_sigma is not None
+    return ndcg(
+        config.k, sigma=ccs_sigma, mu=0.0, sfa=0.0, n_samples=n_samples, seed=seed, gain=config.gain,
+        discount=config.train_discount, sglb=sglb,
+    )  # fmt: skip

@@ -1,0 +1,37 @@
+"""Shared ranking conventions, one home each: label gains, position discounts, query boundaries.
+
+Layer 1 of the package: the objectives, the metrics and the GP rankers all encode labels, discount
+positions and read query structure through these functions, so a convention (the gain ``2**r - 1``,
+``1/log2(r + 2)``, LightGBM-style query sizes) is written exactly once. Nothing here imports a booster.
+"""
+
+from .discounts import DISCOUNTS, position_weights
+from .queries import check_offsets, group_sizes, offsets_from_qid, offsets_from_sizes, query_weights
+from .relevance import (
+    MAX_EXP_LABEL,
+    GainKind,
+    binary_relevance,
+    check_graded_labels,
+    gains,
+    ideal_dcg,
+    ndcg_scaling,
+    stop_probabilities,
+)
+
+__all__ = [
+    "DISCOUNTS",
+    "MAX_EXP_LABEL",
+    "GainKind",
+    "binary_relevance",
+    "check_graded_labels",
+    "check_offsets",
+    "gains",
+    "group_sizes",
+    "ideal_dcg",
+    "ndcg_scaling",
+    "offsets_from_qid",
+    "offsets_from_sizes",
+    "position_weights",
+    "query_weights",
+    "stop_probabilities",
+]

@@ -1,0 +1,143 @@
+"""Query structure: boundaries from LightGBM-style sizes or per-row query ids, and query weights.
+
+Every public entry point takes ``group`` as the number of documents per query in row order (LightGBM
+style) and turns it into int64 boundaries ``[0, end of query 0, ..., n]`` here; the kernels index queries
+by those boundaries.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["check_offsets", "group_sizes", "offsets_from_qid", "offsets_from_sizes", "query_weights"]
+
+
+def offsets_from_sizes(group: Any, n_rows: int, name: str = "group") -> np.ndarray:
+    """Query boundaries ``[0, s0, s0+s1, ..., n_rows]`` (int64) from query sizes."""
+    if group is None:
+        raise ValueError(
+            f"'{name}' is required: ranking needs query boundaries. Pass the number of documents of each "
+            "query, in row order (LightGBM style), e.g. group=np.unique(qid, return_counts=True)[1] for "
+            "sorted qid, or use stochrank.group_sizes(qid)."
+        )
+    sizes = np.asarray(group)
+    if sizes.ndim != 1 or sizes.size == 0:
+        raise ValueError(f"'{name}' must be a non-empty 1-D array of query sizes; got shape {sizes.shape}.")
+    if not np.issubdtype(sizes.dtype, np.number) or not np.all(sizes == np.round(sizes)) or sizes.min() < 1:
+        raise ValueError(
+            f"'{name}' must hold positive integer query sizes (documents per query); got {sizes[:5]!r}... "
+            "If you have one query id per row, convert with stochrank.group_sizes(qid)."
+        )
+    offsets = np.zeros(sizes.size + 1, dtype=np.int64)
+    np.cumsum(sizes.astype(np.int64), out=offsets[1:])
+    if offsets[-1] != n_rows:
+        raise ValueError(
+            f"'{name}' sums to {offsets[-1]} documents but there are {n_rows} rows. '{name}' must be the "
+            "number of documents per query in row order (LightGBM style), not query ids; convert query ids "
+            "with stochrank.group_sizes(qid)."
+        )
+    return offsets
+
+
+def offsets_from_qid(qid: Any, name: str = "qid") -> np.ndarray:
+    """Query boundaries from per-row query ids whose rows are contiguous (not necessarily sorted)."""
+    q = np.asarray(qid)
+    if q.ndim != 1 or q.size == 0:
+        raise ValueError(
+            f"'{name}' must be a non-empty 1-D array with one query id per row; got shape {q.shape}."
+        )
+    change = np.flatnonzero(q[1:] != q[:-1]) + 1
+    offsets = np.concatenate(([0], change, [q.size])).astype(np.int64)
+    starts = q[offsets[:-1]]
+    if np.unique(starts).size != starts.size:
+        _, counts = np.unique(starts, return_counts=True)
+        dup = np.unique(starts)[counts > 1][0].item()
+        raise ValueError(
+            f"The rows of query {dup!r} in '{name}' are not contiguous: a query's documents must be adjacent. "
+            f"Reorder the rows, e.g. order = np.argsort({name}, kind='stable'); X, y, {name} = X[order], "
+            f"y[order], {name}[order]."
+        )
+    return offsets
+
+
+def query_weights(weight: Any, offsets: np.ndarray, name: str = "weight") -> np.ndarray | None:
+    """One non-negative weight per query from per-row (constant within a query) or per-query weights."""
+    if weight is None:
+        return None
+    w = np.asarray(weight, dtype=np.float64).reshape(-1)
+    if w.size == 0:
+        return None
+    n_queries, n_rows = offsets.size - 1, int(offsets[-1])
+    if not np.isfinite(w).all() or (w < 0).any():
+        raise ValueError(
+            f"'{name}' must be finite and non-negative; found {w[~(np.isfinite(w) & (w >= 0))][:3]}."
+        )
+    if w.size == n_rows and n_rows != n_queries:
+        per_query = w[offsets[:-1]]
+        varies = np.flatnonzero(np.maximum.reduceat(w, offsets[:-1]) != np.minimum.reduceat(w, offsets[:-1]))
+        if varies.size:
+            qi = varies[0]
+            raise ValueError(
+                f"'{name}' varies within query {qi} (rows {offsets[qi]}..{offsets[qi + 1] - 1}). Ranking "
+                "metrics weight whole queries: give every row of a query the same weight (or pass one "
+                "weight per query)."
+            )
+        return per_query
+    if w.size == n_queries:
+        return w
+    raise ValueError(
+        f"'{name}' has {w.size} entries; expected one per row ({n_rows}) or one per query ({n_queries})."
+    )
+
+
+def check_offsets(offsets: Any, n_rows: int, name: str = "offsets") -> np.ndarray:
+    """Query boundaries ``[0, e_0, e_1, ..., n_rows]`` as int64, strictly increasing (no empty query)."""
+    arr = np.asarray(offsets)
+    integral = arr.ndim == 1 and np.issubdtype(arr.dtype, np.number) and bool(np.all(arr == np.round(arr)))
+    if not integral or arr.size < 2:
+        raise ValueError(
+            f"'{name}' must be a 1-D integer array of query boundaries [0, end of query 0, ..., {n_rows}] (at "
+            f"least two entries); got {arr[:5]!r} of shape {arr.shape}. From query sizes: "
+            f"{name} = np.r_[0, np.cumsum(group)]."
+        )
+    if arr[0] != 0 or arr[-1] != n_rows:
+        raise ValueError(
+            f"'{name}' must start at 0 and end at the number of documents ({n_rows}); got {arr[0]} .. {arr[-1]}."
+            f" From query sizes: {name} = np.r_[0, np.cumsum(group)]."
+        )
+    if np.any(np.diff(arr) < 1):
+        q = int(np.flatnonzero(np.diff(arr) < 1)[0])
+        raise ValueError(
+            f"'{name}' must increase strictly (every query has a document); query {q} spans "
+            f"{arr[q]} .. {arr[q + 1]}."
+        )
+    return arr.astype(np.int64)
+
+
+def group_sizes(qid: Any) -> np.ndarray:
+    """Sizes of the contiguous runs of equal query ids, in row order (the ``group`` argument).
+
+    Parameters
+    ----------
+    qid : array-like of shape (n_documents,)
+        One query id per row. Rows of a query must be adjacent; the ids need not be sorted.
+
+    Returns
+    -------
+    ndarray of int64, shape (n_queries,)
+        Documents per query, summing to ``n_documents``.
+
+    Raises
+    ------
+    ValueError
+        If a query's rows are not contiguous (the message shows how to reorder them).
+
+    Examples
+    --------
+    >>> from stochrank.metrics import group_sizes
+    >>> group_sizes([7, 7, 3, 3, 3, 9]).tolist()
+    [2, 3, 1]
+    """
+    return np.diff(offsets_from_qid(qid))

@@ -1,0 +1,124 @@
+"""One booster call in internal form, and the per-dataset cache that serves it.
+
+Labels and query boundaries are read once per dataset and cached, keyed weakly by the Dataset /
+DMatrix / :class:`~.target.RankingTarget` (or, for ``LGBMRanker``, by the label array LightGBM passes on
+every call). Next to those facts each cache entry holds one value of the caller's own per-dataset state
+(an objective's training run); metrics keep none.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from .._validation import check_scores
+from . import lightgbm, xgboost
+from .info import DatasetInfo
+from .target import RankingTarget
+
+__all__ = ["BoosterCall", "CacheEntry", "DatasetCache", "DatasetInfo", "training_features"]
+
+S = TypeVar("S")
+
+
+@dataclass
+class CacheEntry(Generic[S]):
+    """The cached facts of one dataset and the caller's state for it (``None`` until set)."""
+
+    info: DatasetInfo
+    state: S | None = None
+
+
+@dataclass(frozen=True)
+class BoosterCall(Generic[S]):
+    """One call from a booster: current raw scores (float64) plus the dataset's cache entry.
+
+    ``source`` is the training set object the booster passed (Dataset, DMatrix, RankingTarget), or None
+    for ``(y_true, y_pred, weight, group)`` calls; it is not cached.
+    """
+
+    preds: npt.NDArray[np.float64]
+    entry: CacheEntry[S]
+    source: Any = None
+
+    @property
+    def info(self) -> DatasetInfo:
+        """The dataset's labels, query boundaries and weights."""
+        return self.entry.info
+
+
+class DatasetCache(Generic[S]):
+    """Per-dataset facts and state, keyed weakly so a cache never keeps a Dataset/DMatrix alive."""
+
+    def __init__(self) -> None:
+        self._by_key: weakref.WeakKeyDictionary[Any, CacheEntry[S]] = weakref.WeakKeyDictionary()
+        # NumPy arrays are weak-referenceable but not hashable: key them by id, check identity on lookup.
+        self._by_array: dict[int, tuple[weakref.ref[np.ndarray], CacheEntry[S]]] = {}
+
+    def __len__(self) -> int:
+        return len(self._by_key) + sum(ref() is not None for ref, _ in self._by_array.values())
+
+    def _get(self, key: Any) -> CacheEntry[S] | None:
+        if not isinstance(key, np.ndarray):
+            return self._by_key.get(key)
+        entry = self._by_array.get(id(key))
+        return entry[1] if entry is not None and entry[0]() is key else None
+
+    def _put(self, key: Any, entry: CacheEntry[S]) -> None:
+        if not isinstance(key, np.ndarray):
+            self._by_key[key] = entry
+            return
+        self._by_array = {i: e for i, e in self._by_array.items() if e[0]() is not None}
+        self._by_array[id(key)] = (weakref.ref(key), entry)
+
+    def unpack(self, a: Any, b: Any, weight: Any = None, group: Any = None) -> BoosterCall[S]:
+        """Normalise ``(preds, Dataset | DMatrix | RankingTarget)`` or ``(y_true, y_pred, weight, group)``."""
+        if isinstance(b, RankingTarget):
+            key, make, raw = b, b.info, a
+        elif xgboost.is_dmatrix(b):
+            key, make, raw = b, (lambda: xgboost.dmatrix_info(b)), a
+        elif lightgbm.is_dataset(b):
+            key, make, raw = b, (lambda: lightgbm.dataset_info(b)), a
+        else:
+            # LGBMRanker passes the Dataset's own label array on every call: use it as the key.
+            key = a if isinstance(a, np.ndarray) else None
+            make, raw = (lambda: lightgbm.sklearn_info(a, weight, group)), b
+            b = None  # LGBMRanker passes no training set, hence no features
+        entry = self._get(key) if key is not None else None
+        if entry is None:
+            entry = CacheEntry(make())
+            if key is not None:
+                self._put(key, entry)
+        n = entry.info.labels.size
+        preds = np.asarray(raw)
+        if preds.ndim == 2 and preds.shape[1] == 1:
+            preds = preds[:, 0]
+        if preds.ndim != 1:
+            raise ValueError(
+                f"stochrank objectives produce one score per document; got predictions of shape "
+                f"{preds.shape}. Do not set num_class / num_target / multi_strategy with a ranking objective."
+            )
+        preds = check_scores(preds.astype(np.float64, copy=False), n, "predictions")
+        return BoosterCall(preds, entry, b)
+
+
+def training_features(source: Any) -> tuple[npt.NDArray[np.float64] | None, str]:
+    """The feature matrix of a training set as a 2-D float64 array, or ``(None, why it is unavailable)``.
+
+    LightGBM ``Dataset`` (with ``free_raw_data=False``) and XGBoost ``DMatrix`` give theirs (see
+    :func:`.lightgbm.dataset_features`, :func:`.xgboost.dmatrix_features`); ``RankingTarget`` and
+    ``(y_true, y_pred, weight, group)`` calls carry no features.
+    """
+    if source is None:
+        return None, "LightGBM's scikit-learn API (LGBMRanker) passes no features to objectives"
+    if isinstance(source, RankingTarget):
+        return None, "a RankingTarget holds labels and query groups only"
+    if xgboost.is_dmatrix(source):
+        return xgboost.dmatrix_features(source)
+    if lightgbm.is_dataset(source):
+        return lightgbm.dataset_features(source)
+    return None, f"{type(source).__name__} carries no features"
