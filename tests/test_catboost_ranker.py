@@ -23,7 +23,8 @@ import pytest
 catboost = pytest.importorskip("catboost")
 
 import stochrank
-from stochrank.adapters.catboost import LOSS_KEYS, _decode_rows, _default_eval_metric, _encode_rows
+from stochrank.catboost._data import _decode_rows, _encode_rows
+from stochrank.catboost._native import LOSS_KEYS, _default_eval_metric
 from stochrank.catboost import CatBoostDeviationWarning, CatBoostRanker, native_loss
 
 DATA = Path(__file__).resolve().parent / "data" / "catboost_querywise"
