@@ -357,6 +357,24 @@ def test_graded_err_trains_with_an_explicit_eval_metric() -> None:
     assert len(history) == 3 and all(0.0 <= v <= 1.0 for v in history)
 
 
+def test_external_engine_verbose_prints_the_eval_metric(capsys) -> None:
+    """verbose=n prints every n-th iteration and the last, with the eval metric and the best so far;
+    timing_ records the phases and the iterations run."""
+    kw = {"engine": "stochrank", "iterations": 4, "learning_rate": 0.5, "thread_count": 1}
+    ranker = CatBoostRanker(stochrank.ndcg(3), verbose=2, **kw)
+    ranker.fit(X_TINY, Y_TINY, group_id=G_TINY, eval_set=(X_TINY, Y_TINY), eval_group_id=G_TINY)
+    lines = capsys.readouterr().out.splitlines()
+    metric = "NDCG:top=3;type=Exp;denominator=LogPosition"
+    history = ranker.evals_result_["validation"][metric]
+    best = ranker.best_iteration_
+    assert [line.split(":")[0] for line in lines] == ["0", "2", "3"]
+    assert lines[-1] == f"3: trees 4, {metric} {history[-1]:.5f} (best {history[best]:.5f} at {best})"
+    assert set(ranker.timing_) == {"objective", "tree", "predict", "iterations"}
+    assert ranker.timing_["iterations"] == 4
+    CatBoostRanker(stochrank.ndcg(3), **kw).fit(X_TINY, Y_TINY, group_id=G_TINY)
+    assert capsys.readouterr().out == ""
+
+
 # ------------------------------------------------------------------------------- Pool query weights
 def _graded(split: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """querywise data with grades 0..3 (exact in CatBoost's float32 labels, so Pools and arrays agree)."""
