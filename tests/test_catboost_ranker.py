@@ -23,7 +23,8 @@ import pytest
 catboost = pytest.importorskip("catboost")
 
 import stochrank
-from stochrank.adapters.catboost import LOSS_KEYS, _decode_rows, _default_eval_metric, _encode_rows
+from stochrank.catboost._data import _decode_rows, _encode_rows
+from stochrank.catboost._native import LOSS_KEYS, _default_eval_metric
 from stochrank.catboost import CatBoostDeviationWarning, CatBoostRanker, native_loss
 
 DATA = Path(__file__).resolve().parent / "data" / "catboost_querywise"
@@ -354,6 +355,24 @@ def test_graded_err_trains_with_an_explicit_eval_metric() -> None:
     ranker.set_params(eval_metric="NDCG:top=3").fit(X, y, group_id=qid, eval_set=(X, y), eval_group_id=qid)
     history = ranker.evals_result_["validation"]["NDCG:top=3"]
     assert len(history) == 3 and all(0.0 <= v <= 1.0 for v in history)
+
+
+def test_external_engine_verbose_prints_the_eval_metric(capsys) -> None:
+    """verbose=n prints every n-th iteration and the last, with the eval metric and the best so far;
+    timing_ records the phases and the iterations run."""
+    kw = {"engine": "stochrank", "iterations": 4, "learning_rate": 0.5, "thread_count": 1}
+    ranker = CatBoostRanker(stochrank.ndcg(3), verbose=2, **kw)
+    ranker.fit(X_TINY, Y_TINY, group_id=G_TINY, eval_set=(X_TINY, Y_TINY), eval_group_id=G_TINY)
+    lines = capsys.readouterr().out.splitlines()
+    metric = "NDCG:top=3;type=Exp;denominator=LogPosition"
+    history = ranker.evals_result_["validation"][metric]
+    best = ranker.best_iteration_
+    assert [line.split(":")[0] for line in lines] == ["0", "2", "3"]
+    assert lines[-1] == f"3: trees 4, {metric} {history[-1]:.5f} (best {history[best]:.5f} at {best})"
+    assert set(ranker.timing_) == {"objective", "tree", "predict", "iterations"}
+    assert ranker.timing_["iterations"] == 4
+    CatBoostRanker(stochrank.ndcg(3), **kw).fit(X_TINY, Y_TINY, group_id=G_TINY)
+    assert capsys.readouterr().out == ""
 
 
 # ------------------------------------------------------------------------------- Pool query weights
