@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
+
+import pytest
 import textwrap
 
 SNIPPET = textwrap.dedent(
@@ -41,6 +43,7 @@ SNIPPET = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_readme_lines_train_in_a_fresh_interpreter():
     out = subprocess.run(
         [sys.executable, "-c", SNIPPET], capture_output=True, text=True, timeout=600, check=False

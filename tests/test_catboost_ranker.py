@@ -177,6 +177,7 @@ def test_auto_engine_choice() -> None:
         CatBoostRanker(stochrank.mrr(3), engine="native", iterations=2).fit(X, y, group_id=qid)
 
 
+@pytest.mark.slow
 def test_catboost_crashes_on_mrr_with_a_cutoff() -> None:
     """Why the native engine refuses mrr(k=K): CatBoost 1.2.10 dies with SIGSEGV on the first 20 MQ2008
     queries. If this starts passing CatBoost has fixed it, and the refusal can go."""
@@ -214,6 +215,7 @@ def test_native_engine_is_catboosts_stochasticrank() -> None:
 
 
 # ----------------------------------------------------------------------------------- stochrank engine
+@pytest.mark.slow
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("sglb", [None, stochrank.SGLB(temperature=1e30, shrink_rate=0.2)])
 def test_external_engine_replays_the_boosting_recursion(sglb, weighted) -> None:

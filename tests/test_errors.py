@@ -120,6 +120,7 @@ def test_calls_without_groups_explain_the_fix(data):
         obj(np.zeros((y.size, 2)), lgb.Dataset(X, y, group=sizes).construct())
 
 
+@pytest.mark.slow
 def test_workqueue_threading_layer_survives_concurrent_fits():
     """Numba's workqueue layer aborts the process on concurrent kernel launches; stochrank serialises them."""
     script = textwrap.dedent(

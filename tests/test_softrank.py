@@ -378,6 +378,7 @@ XGB_PARAMS = {"max_depth": 4, "nthread": 1}
 MARGIN = 0.025  # test NDCG@5 at most 2.5 points below the booster's LambdaMART on MQ2008 Fold1
 
 
+@pytest.mark.slow
 def test_softrank_trains_lightgbm_and_xgboost_on_mq2008():
     """MQ2008 Fold1, the shared protocol of tests/_training.py (early stopping on vali NDCG@5) at one
     learning rate (0.3) and 150 rounds, ~8 s. Measured: constant ranking 0.585; LightGBM softrank(k=10)

@@ -27,9 +27,11 @@ Conventions
 * Labels are float64 integer grades inside ``DATASETS[name].labels``; a file with others is refused.
 """
 
+from ._cache import cache_dir
 from ._normalize import query_level_norm
 from ._registry import DATASETS, DatasetSpec, data_root, load, load_mq2008
-from ._svmlight import RankingSplit, cache_dir, load_svmlight_ranking, split_queries
+from ._split import RankingSplit, split_queries
+from ._svmlight import load_svmlight_ranking
 
 __all__ = [
     "DATASETS",

@@ -13,7 +13,8 @@ import numpy as np
 from .._validation import check_choice, check_int
 from ..data import MQ2008_DIR
 from ._normalize import query_level_norm
-from ._svmlight import RankingSplit, load_svmlight_ranking
+from ._split import RankingSplit
+from ._svmlight import load_svmlight_ranking
 
 __all__ = ["DATASETS", "DatasetSpec", "data_root", "load", "load_mq2008"]
 

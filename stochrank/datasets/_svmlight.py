@@ -1,130 +1,34 @@
-"""SVMlight / LETOR ranking files -> :class:`RankingSplit`, with a binary cache keyed by the file's stat."""
+"""SVMlight / LETOR ranking files -> :class:`~._split.RankingSplit`, cached by :mod:`._cache`."""
 
 from __future__ import annotations
 
 import bz2
 import gzip
-import hashlib
 import os
 import re
-import tempfile
-import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .._validation import check_choice, check_int, check_optional_int, check_real
+from .._validation import check_choice, check_optional_int
 from ..conventions import offsets_from_sizes
+from ._cache import cache_path, read_cache, write_cache
+from ._split import RankingSplit
 
-__all__ = ["RankingSplit", "cache_dir", "load_svmlight_ranking", "split_queries"]
+__all__ = ["load_svmlight_ranking"]
 
 # Bump when the cached arrays' meaning changes, so that old cache files are never read.
-_CACHE_FORMAT = 1
 _REPEATED_QID = ("new_query", "error")
 
 
-@dataclass(frozen=True, eq=False)
-class RankingSplit:
-    """One split of a ranking dataset: dense features, labels and query structure, rows in file order.
-
-    Attributes
-    ----------
-    X : ndarray of shape (n_documents, n_features)
-        Dense features: float64, or float32 for the large web datasets (see ``DATASETS[name].dtype``).
-    y : ndarray of float64, shape (n_documents,)
-        Relevance labels.
-    qid : ndarray of int64, shape (n_documents,)
-        Query ids as written in the file (or the query index when the file has none).
-    group : ndarray of int64, shape (n_queries,)
-        Documents per query: the lengths of the contiguous runs of equal ``qid``, in row order. A qid
-        that reappears after another query starts a new query (LETOR files are contiguous blocks).
-
-    Raises
-    ------
-    ValueError
-        On construction, naming the field, if ``X`` is not 2-D, ``y`` or ``qid`` is not 1-D with one entry per
-        row of ``X``, ``group`` does not hold positive sizes adding up to the rows, or a query's rows have
-        different ``qid``.
-    """
-
-    X: np.ndarray
-    y: np.ndarray
-    qid: np.ndarray
-    group: np.ndarray
-
-    def __post_init__(self) -> None:
-        X = np.asarray(self.X)
-        if X.ndim != 2:
-            raise ValueError(f"RankingSplit: 'X' must be 2-D (documents x features); got shape {X.shape}.")
-        n_rows = X.shape[0]
-        arrays = {"y": np.asarray(self.y, dtype=np.float64), "qid": np.asarray(self.qid)}
-        for name, values in arrays.items():
-            if values.shape != (n_rows,):
-                raise ValueError(
-                    f"RankingSplit: '{name}' must be 1-D with one entry per row of 'X' ({n_rows}); got shape "
-                    f"{values.shape}. Take X, y, qid from the same rows."
-                )
-        offsets = offsets_from_sizes(self.group, n_rows)
-        qid = arrays["qid"]
-        starts = offsets[:-1]
-        mixed = np.flatnonzero(np.maximum.reduceat(qid, starts) != np.minimum.reduceat(qid, starts))
-        if mixed.size:
-            first = int(mixed[0])
-            raise ValueError(
-                f"RankingSplit: query {first} of 'group' (rows {offsets[first]}..{offsets[first + 1] - 1}) has "
-                "rows with different 'qid'; 'group' must be the lengths of the runs of equal qid."
-            )
-        object.__setattr__(self, "X", X)
-        object.__setattr__(self, "y", arrays["y"])
-        object.__setattr__(self, "qid", qid)
-        object.__setattr__(self, "group", np.asarray(self.group, dtype=np.int64))
-
-    @property
-    def n_queries(self) -> int:
-        """Number of queries (contiguous qid runs)."""
-        return int(self.group.size)
-
-    @property
-    def query_index(self) -> np.ndarray:
-        """Per-row query number 0, 1, ..., n_queries - 1: sorted and contiguous, so it is safe wherever a
-        library wants a sorted ``qid`` (XGBoost), even when the file's qids are not (MQ2008 Fold4/5)."""
-        return np.repeat(np.arange(self.group.size, dtype=np.int64), self.group)
 
 
-def split_queries(split: RankingSplit, fraction: float, seed: int = 0) -> tuple[RankingSplit, RankingSplit]:
-    """Hold out a random ``fraction`` of the queries (whole queries, file order kept in both parts).
-
-    For datasets published without a validation split (Istella): ``train, vali = split_queries(train,
-    0.2)``. Returns ``(rest, held_out)``; the draw depends only on ``seed`` and the number of queries.
-    """
-    check_real(fraction, "fraction", "split_queries", low=0.0, high=1.0, low_open=True, high_open=True)
-    check_int(seed, "seed", "split_queries", low=0)
-    n_held = round(fraction * split.n_queries)
-    if not 0 < n_held < split.n_queries:
-        raise ValueError(
-            f"split_queries: a fraction of {fraction} of {split.n_queries} queries holds out {n_held}; "
-            "both parts need at least one query. Use a fraction between 1/n_queries and 1 - 1/n_queries."
-        )
-    held = np.zeros(split.n_queries, dtype=bool)
-    held[np.random.default_rng(seed).choice(split.n_queries, size=n_held, replace=False)] = True
-    return _take_queries(split, ~held), _take_queries(split, held)
 
 
-def _take_queries(split: RankingSplit, keep: np.ndarray) -> RankingSplit:
-    rows = np.repeat(keep, split.group)
-    return RankingSplit(split.X[rows], split.y[rows], split.qid[rows], split.group[keep])
 
 
-def cache_dir() -> Path:
-    """Where parsed files are cached: ``$STOCHRANK_CACHE``, else ``$XDG_CACHE_HOME/stochrank``, else
-    ``~/.cache/stochrank``."""
-    if os.environ.get("STOCHRANK_CACHE"):
-        return Path(os.environ["STOCHRANK_CACHE"]).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base).expanduser() / "stochrank"
 
 
 def load_svmlight_ranking(
@@ -203,12 +107,12 @@ def load_svmlight_ranking(
             raise FileNotFoundError(f"No query (group size) file at {query_file}.")
 
     options = (n_features, bool(zero_based), np.dtype(dtype).str, bool(allow_nan))
-    store = _cache_path(path, query_file, options, cache) if cache is not False else None
-    parsed = _read_cache(store) if store is not None else None
+    store = cache_path(path, query_file, options, cache) if cache is not False else None
+    parsed = read_cache(store) if store is not None else None
     if parsed is None:
         parsed = _parse(path, query_file, n_features, zero_based, dtype, allow_nan)
         if store is not None:
-            _write_cache(store, parsed)
+            write_cache(store, parsed)
     split = RankingSplit(*parsed)
     if repeated_qid == "error":
         _check_contiguous(split, path)
@@ -367,61 +271,13 @@ def _companion_query_file(path: Path) -> Path | None:
 
 
 # -------------------------------------------------------------------------------------------- cache
-def _cache_path(
-    path: Path, query_file: Path | None, options: tuple[Any, ...], cache: bool | str | os.PathLike[str]
-) -> Path:
-    """``<name>-<digest of what is read and how>-<digest of the files' size and mtime>.npz``: a changed
-    file gets a new name, and :func:`_write_cache` deletes the entry it replaces."""
-    directory = cache_dir() if cache is True else Path(cache).expanduser()
-    what = repr(
-        (_CACHE_FORMAT, str(path.resolve()), str(query_file.resolve()) if query_file else None, options)
-    )
-    stats = repr([_stat_key(path)] + ([_stat_key(query_file)] if query_file is not None else []))
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", "_".join(path.resolve().parts[-3:]))[-80:]
-    return directory / f"{stem}-{_digest(what)}-{_digest(stats)}.npz"
 
 
-def _stat_key(path: Path) -> tuple[int, int]:
-    stat = path.stat()
-    return stat.st_size, stat.st_mtime_ns
 
 
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _read_cache(store: Path) -> tuple[np.ndarray, ...] | None:
-    if not store.is_file():
-        return None
-    try:
-        with np.load(store, allow_pickle=False) as arrays:
-            return tuple(arrays[name] for name in ("X", "y", "qid", "group"))
-    except (OSError, ValueError, KeyError, EOFError):  # truncated or foreign file: parse again
-        return None
 
 
-def _write_cache(store: Path, parsed: tuple[np.ndarray, ...]) -> None:
-    """Write atomically (temporary file + rename: safe with parallel workers) and delete the entries of
-    earlier versions of the same file read the same way."""
-    try:
-        store.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=store.parent, prefix=".tmp-", suffix=".npz")
-        try:
-            os.chmod(tmp, 0o644)  # mkstemp makes it owner-only; the cache may be shared
-            with os.fdopen(fd, "wb") as handle:
-                np.savez(handle, **dict(zip(("X", "y", "qid", "group"), parsed, strict=True)))
-            os.replace(tmp, store)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-        source_prefix = store.name.rsplit("-", 1)[0] + "-"
-        for old in store.parent.glob(f"{_glob_escape(source_prefix)}*.npz"):
-            if old != store:
-                old.unlink(missing_ok=True)
-    except OSError as exc:
-        warnings.warn(f"stochrank could not write its dataset cache {store} ({exc}); loading without it.",
-                      RuntimeWarning, stacklevel=3)  # fmt: skip
 
 
-def _glob_escape(text: str) -> str:
-    return re.sub(r"([\[\]*?])", r"[\1]", text)

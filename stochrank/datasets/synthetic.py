@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from .._validation import check_int
-from ._svmlight import RankingSplit
+from ._split import RankingSplit
 
 __all__ = [
     "CYCLIC",

@@ -1,0 +1,87 @@
+"""The binary ``.npz`` cache of parsed ranking files, keyed by the files' path, size and mtime."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["cache_dir"]
+
+_CACHE_FORMAT = 1
+
+
+def cache_dir() -> Path:
+    """Where parsed files are cached: ``$STOCHRANK_CACHE``, else ``$XDG_CACHE_HOME/stochrank``, else
+    ``~/.cache/stochrank``."""
+    if os.environ.get("STOCHRANK_CACHE"):
+        return Path(os.environ["STOCHRANK_CACHE"]).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base).expanduser() / "stochrank"
+
+
+def cache_path(
+    path: Path, query_file: Path | None, options: tuple[Any, ...], cache: bool | str | os.PathLike[str]
+) -> Path:
+    """``<name>-<digest of what is read and how>-<digest of the files' size and mtime>.npz``: a changed
+    file gets a new name, and :func:`write_cache` deletes the entry it replaces."""
+    directory = cache_dir() if cache is True else Path(cache).expanduser()
+    what = repr(
+        (_CACHE_FORMAT, str(path.resolve()), str(query_file.resolve()) if query_file else None, options)
+    )
+    stats = repr([_stat_key(path)] + ([_stat_key(query_file)] if query_file is not None else []))
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", "_".join(path.resolve().parts[-3:]))[-80:]
+    return directory / f"{stem}-{_digest(what)}-{_digest(stats)}.npz"
+
+
+def _stat_key(path: Path) -> tuple[int, int]:
+    stat = path.stat()
+    return stat.st_size, stat.st_mtime_ns
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def read_cache(store: Path) -> tuple[np.ndarray, ...] | None:
+    if not store.is_file():
+        return None
+    try:
+        with np.load(store, allow_pickle=False) as arrays:
+            return tuple(arrays[name] for name in ("X", "y", "qid", "group"))
+    except (OSError, ValueError, KeyError, EOFError):  # truncated or foreign file: parse again
+        return None
+
+
+def write_cache(store: Path, parsed: tuple[np.ndarray, ...]) -> None:
+    """Write atomically (temporary file + rename: safe with parallel workers) and delete the entries of
+    earlier versions of the same file read the same way."""
+    try:
+        store.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=store.parent, prefix=".tmp-", suffix=".npz")
+        try:
+            os.chmod(tmp, 0o644)  # mkstemp makes it owner-only; the cache may be shared
+            with os.fdopen(fd, "wb") as handle:
+                np.savez(handle, **dict(zip(("X", "y", "qid", "group"), parsed, strict=True)))
+            os.replace(tmp, store)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        source_prefix = store.name.rsplit("-", 1)[0] + "-"
+        for old in store.parent.glob(f"{_glob_escape(source_prefix)}*.npz"):
+            if old != store:
+                old.unlink(missing_ok=True)
+    except OSError as exc:
+        warnings.warn(f"stochrank could not write its dataset cache {store} ({exc}); loading without it.",
+                      RuntimeWarning, stacklevel=3)  # fmt: skip
+
+
+def _glob_escape(text: str) -> str:
+    return re.sub(r"([\[\]*?])", r"[\1]", text)
+
