@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..protocol import RankingTarget
 from ..objectives import SGLB
+from ..protocol import RankingTarget
 from ._data import _decode_rows, _encode_rows, _RankingData
 from ._native import CatBoostDeviationWarning, native_training
 

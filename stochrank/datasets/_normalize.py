@@ -8,16 +8,20 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit, prange
 
 from .._parallel import run_parallel
 from ..conventions import offsets_from_sizes
 
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
 __all__ = ["query_level_norm"]
 
 
 @njit(cache=True, parallel=True)
-def _query_minmax(X, offsets, out):  # pragma: no cover - compiled
+def _query_minmax(X: FloatArray, offsets: IntArray, out: FloatArray) -> None:  # pragma: no cover - compiled
     """``out[i, j] = (X[i, j] - min_q X[., j]) / (max_q - min_q)`` over the rows of i's query q (0 if the
     feature is constant in q).
 

@@ -12,13 +12,21 @@ from .._parallel import run_parallel
 from .._validation import (
     check_choice,
     check_int,
-    check_optional_int,
     check_labels,
+    check_optional_int,
     check_real,
     check_scores,
     check_variances,
 )
-from ..conventions import MAX_EXP_LABEL, check_offsets, gains, ndcg_scaling, offsets_from_qid, offsets_from_sizes, position_weights
+from ..conventions import (
+    MAX_EXP_LABEL,
+    check_offsets,
+    gains,
+    ndcg_scaling,
+    offsets_from_qid,
+    offsets_from_sizes,
+    position_weights,
+)
 from ..kernels.softrank import softrank_batch, softrank_linear_batch
 from ..metrics import ndcg
 from ._model import SparseGPBase

@@ -62,7 +62,7 @@ def _fma(typingctx, a, b, c):
 
 
 @njit(cache=True)
-def exp_nonpos(v):
+def exp_nonpos(v: float) -> float:
     """exp(v) for v <= 0 within a few ulp of ``np.exp``; 0 where ``np.exp`` would be subnormal."""
     w = max(v, _LOWEST)  # keeps 2^k normal; the result is replaced by 0 below
     s = w * _LOG2E + _SHIFT

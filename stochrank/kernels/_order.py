@@ -9,11 +9,15 @@ Gaussian smoothing) go to the smaller index in a head sorted by insertion, arbit
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
 
 
 @njit(cache=True)
-def _select_top(x, idx, h):
+def _select_top(x: FloatArray, idx: IntArray, h: int) -> None:
     """Rearrange ``idx`` so that ``idx[:h]`` index the h largest values of ``x`` (any order)."""
     lo = 0
     hi = idx.size - 1
@@ -53,13 +57,13 @@ _INSERTION_MAX = 32  # heads up to this length are insertion-sorted (no allocati
 
 
 @njit(cache=True)
-def _ranks_before(x, i, j):
+def _ranks_before(x: FloatArray, i: int, j: int) -> bool:
     """Document i ranks before j: larger x, ties by smaller index."""
     return x[i] > x[j] or (x[i] == x[j] and i < j)
 
 
 @njit(cache=True)
-def order_head(x, idx, lo, hi):
+def order_head(x: FloatArray, idx: IntArray, lo: int, hi: int) -> None:
     """Extend a sorted head: given ``idx[:lo]`` the top ``lo`` documents in order and ``idx[lo:]`` the
     rest, make ``idx[lo:hi]`` the next ``hi - lo`` in exact order (``idx[hi:]`` stays unordered).
 
@@ -87,7 +91,7 @@ def order_head(x, idx, lo, hi):
 
 
 @njit(cache=True)
-def top_order(x, h):
+def top_order(x: FloatArray, h: int) -> IntArray:
     """Document indices by decreasing ``x``; the first ``min(h, n)`` entries are in exact order."""
     n = x.size
     idx = np.arange(n)

@@ -10,9 +10,12 @@ one 64-bit word of state, which suits per-query streams.
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit
 
 from ._fastexp import _EXP_BIAS, _LN2_HI, _LN2_LO, _MANTISSA_BITS, _as_float64, _as_int64
+
+FloatArray = npt.NDArray[np.float64]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -41,7 +44,7 @@ PURPOSE_LANGEVIN = 1
 
 
 @njit(cache=True)
-def mix64(z):
+def mix64(z: np.uint64) -> np.uint64:
     """SplitMix64 finaliser: a bijective avalanche hash of a uint64."""
     z = (z ^ (z >> _S30)) * _M1
     z = (z ^ (z >> _S27)) * _M2
@@ -49,7 +52,7 @@ def mix64(z):
 
 
 @njit(cache=True)
-def stream_state(seed, call, query, purpose):
+def stream_state(seed: int, call: int, query: int, purpose: int) -> np.uint64:
     """Initial state of the stream for ``(seed, call, query, purpose)`` (all non-negative ints)."""
     h = mix64(np.uint64(seed) ^ _GOLDEN)
     h = mix64(h ^ np.uint64(call))
@@ -58,13 +61,13 @@ def stream_state(seed, call, query, purpose):
 
 
 @njit(cache=True)
-def _uniform_bits(state):
+def _uniform_bits(state: np.uint64) -> float:
     """53 random bits from the SplitMix64 output at ``state``."""
     return np.float64(mix64(state) >> _S11)
 
 
 @njit(cache=True, error_model="numpy")
-def _log_unit(u):
+def _log_unit(u: float) -> float:
     """log(u) for u in [2^-53, 1]: fdlibm's e_log.c (< 1 ulp), branch-free so that loops vectorise.
 
     u = 2^e m with m in [sqrt(2)/2, sqrt(2)); log m = 2 atanh(s), s = (m - 1) / (m + 1), by a
@@ -87,7 +90,7 @@ def _log_unit(u):
 
 
 @njit(cache=True)
-def _cos_sin_turn(u):
+def _cos_sin_turn(u: float) -> tuple[float, float]:
     """(cos 2 pi u, sin 2 pi u) for u in [0, 1): exact quarter-turn reduction, fdlibm's k_cos.c / k_sin.c
     polynomials on [-pi/4, pi/4] (< 1 ulp), quadrant by selects."""
     j = np.floor(4.0 * u + 0.5)  # nearest quarter turn, 0..4
@@ -107,7 +110,7 @@ def _cos_sin_turn(u):
 
 
 @njit(cache=True)
-def fill_normal(state, out):
+def fill_normal(state: np.uint64, out: FloatArray) -> np.uint64:
     """Fill ``out`` with standard normal draws (Box–Muller); return the advanced state.
 
     Draw pair j uses the stream's outputs 2j+1 (radius) and 2j+2 (angle) and fills out[2j], out[2j+1]

@@ -63,10 +63,14 @@ arrays come from :func:`ccs_workspace` and serve every sample.
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit
 
 from ._fastexp import exp_nonpos
 from ._order import order_head
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
 
 _INV_SQRT_2PI = 0.3989422804014327
 _HEAD_START = 16  # first sorted head when the cascade may stop early; doubled while too short
@@ -79,13 +83,13 @@ _WS_ROWS = 8
 
 
 @njit(cache=True)
-def ccs_workspace(n):
+def ccs_workspace(n: int) -> tuple[FloatArray, IntArray]:
     """Scratch for :func:`ccs_query_ws` on a query of ``n`` documents: (float rows, order)."""
     return np.empty((_WS_ROWS, n + 1)), np.empty(n, dtype=np.int64)
 
 
 @njit(cache=True)
-def ccs_query(a, z, gain, cont, pos_weight, k, sigma, shift_invariant, out):
+def ccs_query(a: FloatArray, z: FloatArray, gain: FloatArray, cont: FloatArray, pos_weight: FloatArray, k: int, sigma: float, shift_invariant: bool, out: FloatArray) -> None:
     """Add one sample's CCS estimate of dE[M]/da for one query to ``out``.
 
     Parameters
@@ -112,7 +116,7 @@ def ccs_query(a, z, gain, cont, pos_weight, k, sigma, shift_invariant, out):
 
 
 @njit(cache=True)
-def _last_needed_position(cont, order, h, K, Q):
+def _last_needed_position(cont: FloatArray, order: IntArray, h: int, K: int, Q: int) -> int:
     """Deepest position the estimate reads, from a sorted head of length h; -1 if h is too short.
 
     Moves down stop at Q or right after passing a c = 0 document; the deepest such stop is the second
@@ -129,7 +133,7 @@ def _last_needed_position(cont, order, h, K, Q):
 
 
 @njit(cache=True)
-def ccs_query_ws(a, z, gain, cont, pos_weight, k, sigma, shift_invariant, out, work, order):
+def ccs_query_ws(a: FloatArray, z: FloatArray, gain: FloatArray, cont: FloatArray, pos_weight: FloatArray, k: int, sigma: float, shift_invariant: bool, out: FloatArray, work: FloatArray, order: IntArray) -> None:
     """:func:`ccs_query` with caller-provided scratch from ``ccs_workspace(n)`` (or larger)."""
     n = a.size
     if n == 0:

@@ -22,15 +22,18 @@ noise only. :math:`\Delta M_d` for all d comes from one backward pass of suffix 
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit
 
 from ._fastexp import exp_nonpos
+
+FloatArray = npt.NDArray[np.float64]
 
 _INV_SQRT_2PI = 0.3989422804014327
 
 
 @njit(cache=True)
-def lso_query(a, z, gain, pos_weight, sigma, out):
+def lso_query(a: FloatArray, z: FloatArray, gain: FloatArray, pos_weight: FloatArray, sigma: float, out: FloatArray) -> None:
     """Add one sample's CCS estimate of dE[DCG-RR]/da for one query (rows in display order) to ``out``.
 
     ``pos_weight`` holds w_c for ranks c = 0..n (zero from rank k on); ``a + sigma * z`` are the noisy

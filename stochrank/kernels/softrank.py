@@ -40,14 +40,18 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit, prange
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
 
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
 @njit(cache=True)
-def _pair(m_i, m_j, v_sum):
+def _pair(m_i: float, m_j: float, v_sum: float) -> tuple[float, float, float]:
     """(pi, dpi/dm_i, dpi/dv_i) for P(S_i > S_j) with total variance ``v_sum``."""
     d = m_i - m_j
     if v_sum <= 0.0:
@@ -64,7 +68,7 @@ def _pair(m_i, m_j, v_sum):
 
 
 @njit(cache=True)
-def _forward(mean, var, j, kk, pair, dist):
+def _forward(mean: FloatArray, var: FloatArray, j: int, kk: int, pair: FloatArray, dist: FloatArray) -> None:
     """Rank distribution of document j, truncated to ranks < kk.
 
     Fills ``pair[t]`` with (pi, dpi/dm_i, dpi/dv_i) of the t-th competitor i (t runs over i != j in
@@ -94,7 +98,7 @@ def _forward(mean, var, j, kk, pair, dist):
 
 
 @njit(cache=True)
-def softrank_rank_distribution(mean, var, k, out):
+def softrank_rank_distribution(mean: FloatArray, var: FloatArray, k: int, out: FloatArray) -> None:
     """Write p_j(r) for every document j and rank r < min(k, n) (k = -1: all n ranks) to ``out``
     (shape (n, min(k, n)))."""
     n = mean.size
@@ -109,7 +113,7 @@ def softrank_rank_distribution(mean, var, k, out):
 
 
 @njit(cache=True)
-def softrank_query(mean, var, gain, pos_weight, k, d_mean, d_var):
+def softrank_query(mean: FloatArray, var: FloatArray, gain: FloatArray, pos_weight: FloatArray, k: int, d_mean: FloatArray, d_var: FloatArray) -> float:
     r"""Expected DCG@k of one query under the SoftRank rank distributions, and its exact gradient.
 
     Returns :math:`V = \sum_j g_j \sum_{r<k} p_j(r) w_r` and overwrites ``d_mean[j]`` =
@@ -162,7 +166,7 @@ def softrank_query(mean, var, gain, pos_weight, k, d_mean, d_var):
 
 
 @njit(cache=True, parallel=True)
-def softrank_batch(mean, var, gain, offsets, pos_weight, k, query_scale, values, d_mean, d_var):
+def softrank_batch(mean: FloatArray, var: FloatArray, gain: FloatArray, offsets: IntArray, pos_weight: FloatArray, k: int, query_scale: FloatArray, values: FloatArray, d_mean: FloatArray, d_var: FloatArray) -> None:
     """:func:`softrank_query` for every query (``prange`` over queries): ``values[q]`` =
     ``query_scale[q]`` · V_q, and the rows of q in ``d_mean`` / ``d_var`` are scaled likewise."""
     n_queries = offsets.size - 1
@@ -178,7 +182,7 @@ def softrank_batch(mean, var, gain, offsets, pos_weight, k, query_scale, values,
 
 
 @njit(cache=True)
-def softrank_linear_query(mean, var, gain, d_mean, d_var):
+def softrank_linear_query(mean: FloatArray, var: FloatArray, gain: FloatArray, d_mean: FloatArray, d_var: FloatArray) -> float:
     r"""Expected DCG of one query under the whole-list linear discount :math:`d(r) = 1 - r/n`, and its
     exact gradient, in O(n²) instead of the recursion's O(n³).
 
@@ -218,7 +222,7 @@ def softrank_linear_query(mean, var, gain, d_mean, d_var):
 
 
 @njit(cache=True, parallel=True)
-def softrank_linear_batch(mean, var, gain, offsets, query_scale, values, d_mean, d_var):
+def softrank_linear_batch(mean: FloatArray, var: FloatArray, gain: FloatArray, offsets: IntArray, query_scale: FloatArray, values: FloatArray, d_mean: FloatArray, d_var: FloatArray) -> None:
     """:func:`softrank_linear_query` for every query (``prange`` over queries): ``values[q]`` =
     ``query_scale[q]`` · V_q, the rows of q in ``d_mean`` / ``d_var`` scaled likewise; a query with
     ``query_scale[q] == 0`` is skipped (zeros)."""

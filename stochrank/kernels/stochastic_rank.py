@@ -21,11 +21,16 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit, prange
 
 from ._random import PURPOSE_LANGEVIN, PURPOSE_SMOOTHING, fill_normal, stream_state
 from .ccs import ccs_query_ws, ccs_workspace
 from .lso import lso_query
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
 
 KIND_RANKING = 0  # cascade metric, translation invariant (DCG, NDCG, ERR, PFound, MRR)
 KIND_FILTERED = 1  # cascade metric below a noise-free threshold document at 0 (CatBoost FilteredDCG)
@@ -64,7 +69,7 @@ class SmoothingParams(NamedTuple):
 
 
 @njit(cache=True)
-def _query_gradient(f, r, gain, cont, pos_weight, k, kind, smoothing, call, qi, out):
+def _query_gradient(f: FloatArray, r: FloatArray, gain: FloatArray, cont: FloatArray, pos_weight: FloatArray, k: int, kind: int, smoothing: SmoothingParams, call: int, qi: int, out: FloatArray) -> None:
     """One query's ascent direction, written to ``out`` (which also serves as the accumulator)."""
     sigma, mu, nu, sfa, n_samples, seed = smoothing
     n = f.size
@@ -117,7 +122,7 @@ def _query_gradient(f, r, gain, cont, pos_weight, k, kind, smoothing, call, qi, 
 
 
 @njit(cache=True, parallel=True)
-def smoothed_gradient(scores, labels, offsets, metric, smoothing, call, out):
+def smoothed_gradient(scores: FloatArray, labels: FloatArray, offsets: IntArray, metric: CascadeArrays, smoothing: SmoothingParams, call: int, out: FloatArray) -> None:
     """Ascent direction of the smoothed metric for every document (written to ``out``).
 
     ``metric`` is a :class:`CascadeArrays`, ``smoothing`` a :class:`SmoothingParams`; ``call`` selects the
@@ -138,7 +143,7 @@ def smoothed_gradient(scores, labels, offsets, metric, smoothing, call, out):
 
 
 @njit(cache=True, parallel=True)
-def langevin_noise(offsets, seed, call):
+def langevin_noise(offsets: IntArray, seed: int, call: int) -> FloatArray:
     """Standard normal noise per document for SGLB, from each query's own stream (seed, call, query)."""
     n_queries = offsets.size - 1
     out = np.empty(offsets[-1])
@@ -148,7 +153,7 @@ def langevin_noise(offsets, seed, call):
 
 
 @njit(cache=True, parallel=True)
-def booster_gradients(ascent, offsets, query_weight, noise, langevin_rate, inv_scale, grad, hess):
+def booster_gradients(ascent: FloatArray, offsets: IntArray, query_weight: FloatArray, noise: FloatArray, langevin_rate: float, inv_scale: float, grad: FloatArray, hess: FloatArray) -> None:
     r"""Minimisation gradient and Hessian for a booster.
 
     ``grad = -(w_q \, g + c \sqrt{w_q}\, \xi) \cdot inv\_scale`` and ``hess = w_q``: a unit Hessian per
@@ -166,7 +171,7 @@ def booster_gradients(ascent, offsets, query_weight, noise, langevin_rate, inv_s
 
 
 @njit(cache=True, parallel=True)
-def ideal_dcg(gain, offsets, pos_weight, k):
+def ideal_dcg(gain: FloatArray, offsets: IntArray, pos_weight: FloatArray, k: int) -> FloatArray:
     """Per-query ideal DCG@k: gains sorted decreasingly against the position weights."""
     n_queries = offsets.size - 1
     out = np.zeros(n_queries)
@@ -182,7 +187,7 @@ def ideal_dcg(gain, offsets, pos_weight, k):
 
 
 @njit(cache=True, parallel=True)
-def varying_queries(gain, cont, offsets, min_size):
+def varying_queries(gain: FloatArray, cont: FloatArray, offsets: IntArray, min_size: int) -> BoolArray:
     """True for queries with at least ``min_size`` documents that differ in gain or continuation."""
     n_queries = offsets.size - 1
     out = np.zeros(n_queries, dtype=np.bool_)

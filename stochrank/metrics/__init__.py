@@ -6,10 +6,10 @@ Each metric takes ``(labels, scores, group)`` with ``group`` the documents per q
 each docstring lists the settings that reproduce LightGBM, XGBoost, CatBoost and scikit-learn.
 """
 
+from ..conventions import group_sizes
 from ._cascade import err, mrr, pfound
 from ._dcg import dcg, ndcg
 from ._feval import BoosterMetric, feval
-from ..conventions import group_sizes
 from ._precision import map, precision
 
 __all__ = [

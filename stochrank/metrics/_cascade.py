@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit, prange
 
 from .._parallel import run_parallel
@@ -18,6 +19,9 @@ from ..conventions import MAX_EXP_LABEL, stop_probabilities
 from ._common import empty_value, k_code, owner, prepare, reduce, ties_code
 from ._ordering import cutoff, rank_order
 
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
 __all__ = ["err", "mrr", "pfound"]
 
 
@@ -25,7 +29,7 @@ __all__ = ["err", "mrr", "pfound"]
 
 
 @njit(cache=True)
-def _err_query(labels, scores, stop, k, ties, empty):
+def _err_query(labels: FloatArray, scores: FloatArray, stop: FloatArray, k: int, ties: int, empty: float) -> float:
     """ERR@k of one query; ``stop`` holds the stopping probabilities R of its documents."""
     if stop.max() == 0.0:
         return empty
@@ -39,7 +43,7 @@ def _err_query(labels, scores, stop, k, ties, empty):
 
 
 @njit(cache=True)
-def _pfound_query(labels, scores, stop, k, decay, ties, empty):
+def _pfound_query(labels: FloatArray, scores: FloatArray, stop: FloatArray, k: int, decay: float, ties: int, empty: float) -> float:
     """PFound@k of one query: like ERR, with a per-position continuation ``decay`` instead of 1/(p+1)."""
     if stop.max() == 0.0:
         return empty
@@ -53,7 +57,7 @@ def _pfound_query(labels, scores, stop, k, decay, ties, empty):
 
 
 @njit(cache=True)
-def _rr_query(labels, scores, threshold, k, ties, empty):
+def _rr_query(labels: FloatArray, scores: FloatArray, threshold: float, k: int, ties: int, empty: float) -> float:
     """Reciprocal rank of the first document with label > threshold within the top k (0 if none)."""
     if labels.max() <= threshold:
         return empty
@@ -65,7 +69,7 @@ def _rr_query(labels, scores, threshold, k, ties, empty):
 
 
 @njit(cache=True, parallel=True)
-def _err_parallel(labels, scores, stop, offsets, k, ties, empty):
+def _err_parallel(labels: FloatArray, scores: FloatArray, stop: FloatArray, offsets: IntArray, k: int, ties: int, empty: float) -> FloatArray:
     out = np.empty(offsets.size - 1)
     for q in prange(offsets.size - 1):
         a, b = offsets[q], offsets[q + 1]
@@ -74,7 +78,7 @@ def _err_parallel(labels, scores, stop, offsets, k, ties, empty):
 
 
 @njit(cache=True, parallel=True)
-def _pfound_parallel(labels, scores, stop, offsets, k, decay, ties, empty):
+def _pfound_parallel(labels: FloatArray, scores: FloatArray, stop: FloatArray, offsets: IntArray, k: int, decay: float, ties: int, empty: float) -> FloatArray:
     out = np.empty(offsets.size - 1)
     for q in prange(offsets.size - 1):
         a, b = offsets[q], offsets[q + 1]
@@ -83,7 +87,7 @@ def _pfound_parallel(labels, scores, stop, offsets, k, decay, ties, empty):
 
 
 @njit(cache=True, parallel=True)
-def _rr_parallel(labels, scores, offsets, threshold, k, ties, empty):
+def _rr_parallel(labels: FloatArray, scores: FloatArray, offsets: IntArray, threshold: float, k: int, ties: int, empty: float) -> FloatArray:
     out = np.empty(offsets.size - 1)
     for q in prange(offsets.size - 1):
         a, b = offsets[q], offsets[q + 1]

@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit, prange
 
 from .._parallel import run_parallel
@@ -21,18 +22,21 @@ _EXP_HINT = (
     "gain='linear' or map the labels to relevance grades first."
 )
 
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
 
 # LOW LEVEL FUNCTIONS ==========================================================================
 
 
 @njit(cache=True)
-def _dcg_query(labels, scores, gains, discount, k, ties):
+def _dcg_query(labels: FloatArray, scores: FloatArray, gains: FloatArray, discount: FloatArray, k: int, ties: int) -> float:
     """DCG@k of one query; ``discount`` holds at least ``min(k, n)`` position discounts."""
     return ordered_sum(labels, scores, gains, discount[: cutoff(k, scores.size)], ties)
 
 
 @njit(cache=True)
-def _ndcg_query(labels, scores, gains, discount, k, ties, empty):
+def _ndcg_query(labels: FloatArray, scores: FloatArray, gains: FloatArray, discount: FloatArray, k: int, ties: int, empty: float) -> float:
     """NDCG@k of one query, or ``empty`` when its ideal DCG is 0 (no gain to collect)."""
     n_top = cutoff(k, scores.size)
     ideal = np.sort(gains)[::-1]
@@ -45,7 +49,7 @@ def _ndcg_query(labels, scores, gains, discount, k, ties, empty):
 
 
 @njit(cache=True, parallel=True)
-def _dcg_parallel(labels, scores, gains, offsets, discount, k, ties):
+def _dcg_parallel(labels: FloatArray, scores: FloatArray, gains: FloatArray, offsets: IntArray, discount: FloatArray, k: int, ties: int) -> FloatArray:
     out = np.empty(offsets.size - 1)
     for q in prange(offsets.size - 1):
         a, b = offsets[q], offsets[q + 1]
@@ -54,7 +58,7 @@ def _dcg_parallel(labels, scores, gains, offsets, discount, k, ties):
 
 
 @njit(cache=True, parallel=True)
-def _ndcg_parallel(labels, scores, gains, offsets, discount, k, ties, empty):
+def _ndcg_parallel(labels: FloatArray, scores: FloatArray, gains: FloatArray, offsets: IntArray, discount: FloatArray, k: int, ties: int, empty: float) -> FloatArray:
     out = np.empty(offsets.size - 1)
     for q in prange(offsets.size - 1):
         a, b = offsets[q], offsets[q + 1]

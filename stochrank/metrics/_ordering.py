@@ -11,7 +11,11 @@ file, delete ``stochrank/metrics/__pycache__/*.nb*`` or the metric kernels keep 
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
 
 # Integer codes passed into the kernels (Numba compiles one specialisation for all of them).
 TIES = {"worst": 0, "input": 1, "average": 2}
@@ -22,7 +26,7 @@ WORST, INPUT, AVERAGE = TIES["worst"], TIES["input"], TIES["average"]
 
 
 @njit(cache=True)
-def cutoff(k, n):
+def cutoff(k: int, n: int) -> int:
     """Number of scored positions: ``n`` for ``k < 0`` (whole list), else ``min(k, n)``."""
     if k < 0 or k > n:
         return n
@@ -30,7 +34,7 @@ def cutoff(k, n):
 
 
 @njit(cache=True)
-def rank_order(labels, scores, ties):
+def rank_order(labels: FloatArray, scores: FloatArray, ties: int) -> IntArray:
     """Permutation putting one query's rows in displayed order (float64 inputs, int64 output).
 
     Descending score. Equal scores: ``WORST`` puts the lower label first, then row order (CatBoost's
@@ -45,7 +49,7 @@ def rank_order(labels, scores, ties):
 
 
 @njit(cache=True)
-def ordered_sum(labels, scores, values, pos_weight, ties):
+def ordered_sum(labels: FloatArray, scores: FloatArray, values: FloatArray, pos_weight: FloatArray, ties: int) -> float:
     """``sum_p values[order[p]] * pos_weight[p]`` over the ``len(pos_weight)`` top positions.
 
     With ``ties == AVERAGE`` this is the expectation over all orders of tied documents: each run of

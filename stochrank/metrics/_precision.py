@@ -5,12 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit, prange
 
 from .._parallel import run_parallel
 from .._validation import check_real
 from ._common import empty_value, k_code, owner, prepare, reduce, ties_code
 from ._ordering import cutoff, ordered_sum, rank_order
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
 
 __all__ = ["map", "precision"]
 
@@ -19,7 +23,7 @@ __all__ = ["map", "precision"]
 
 
 @njit(cache=True)
-def _precision_query(labels, scores, threshold, k, ties, empty):
+def _precision_query(labels: FloatArray, scores: FloatArray, threshold: float, k: int, ties: int, empty: float) -> float:
     """Share of relevant documents (label > threshold) among the top ``min(k, n)``."""
     relevant = (labels > threshold).astype(np.float64)
     if relevant.max() == 0.0:
@@ -29,7 +33,7 @@ def _precision_query(labels, scores, threshold, k, ties, empty):
 
 
 @njit(cache=True)
-def _ap_query(labels, scores, threshold, k, ties, empty):
+def _ap_query(labels: FloatArray, scores: FloatArray, threshold: float, k: int, ties: int, empty: float) -> float:
     """Average precision@k with LightGBM's ``map@k`` normaliser ``min(#relevant, k)``."""
     n_relevant = 0
     for i in range(labels.size):
@@ -47,7 +51,7 @@ def _ap_query(labels, scores, threshold, k, ties, empty):
 
 
 @njit(cache=True, parallel=True)
-def _precision_parallel(labels, scores, offsets, threshold, k, ties, empty):
+def _precision_parallel(labels: FloatArray, scores: FloatArray, offsets: IntArray, threshold: float, k: int, ties: int, empty: float) -> FloatArray:
     out = np.empty(offsets.size - 1)
     for q in prange(offsets.size - 1):
         a, b = offsets[q], offsets[q + 1]
@@ -56,7 +60,7 @@ def _precision_parallel(labels, scores, offsets, threshold, k, ties, empty):
 
 
 @njit(cache=True, parallel=True)
-def _ap_parallel(labels, scores, offsets, threshold, k, ties, empty):
+def _ap_parallel(labels: FloatArray, scores: FloatArray, offsets: IntArray, threshold: float, k: int, ties: int, empty: float) -> FloatArray:
     out = np.empty(offsets.size - 1)
     for q in prange(offsets.size - 1):
         a, b = offsets[q], offsets[q + 1]

@@ -24,7 +24,14 @@ import numpy.typing as npt
 
 from .._parallel import run_parallel
 from .._validation import check_choice, check_labels, check_optional_int, check_real, check_scores
-from ..conventions import GainKind, check_graded_labels, gains, ndcg_scaling, offsets_from_sizes, position_weights
+from ..conventions import (
+    GainKind,
+    check_graded_labels,
+    gains,
+    ndcg_scaling,
+    offsets_from_sizes,
+    position_weights,
+)
 from ..kernels import softrank_batch
 from ..protocol import BoosterCall, DatasetInfo, training_features
 from ._base import FloatArray, RankingObjective
