@@ -1,25 +1,25 @@
-"""Shared pieces of the stochrank benchmarks: synthetic MSLR-shaped data, the argsort floor,
-interleaved timing, machine description and the RESULTS.md section writer.
+"""Shared pieces of the stochrank benchmark scripts: data, the argsort floor, timing, RESULTS.md.
 
-Every benchmark script imports this module first: it puts the repository root on ``sys.path`` so
-that ``python benchmarks/<script>.py`` runs against the working tree without installing stochrank.
+Synthetic MSLR-shaped data, the argsort floor, interleaved timing and where the scripts' RESULTS.md
+sections go; their headers, tables and number formatting come from :mod:`stochrank.bench.results`, shared
+with ``python -m stochrank.bench``.
+
+Every benchmark script imports this module first: it puts the repository root on ``sys.path`` so that
+``python benchmarks/<script>.py`` runs against the working tree without installing stochrank.
 """
 
 from __future__ import annotations
 
 import contextlib
-import datetime
-import hashlib
-import os
-import platform
-import shlex
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numba
 import numpy as np
+import numpy.typing as npt
 from numba import njit, prange
 
 REPO = Path(__file__).resolve().parents[1]
@@ -27,11 +27,10 @@ RESULTS = REPO / "benchmarks" / "RESULTS.md"
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-import stochrank.bench.report
-from stochrank.bench.report import package_version
-from stochrank.datasets.synthetic import MSLR_MEAN_DOCS, mslr_grades, mslr_query_sizes
+from stochrank.bench.results import write_section  # noqa: E402 (the path above first)
+from stochrank.datasets.synthetic import MSLR_MEAN_DOCS, mslr_grades, mslr_query_sizes  # noqa: E402
 
-_RESULTS_HEADER = """# stochrank benchmarks
+RESULTS_PREAMBLE = """# stochrank benchmarks
 
 Each section below is written by the script named in its command line (run from the repository
 root); re-running a script refreshes only its own section. The machine is a shared 2-vCPU VM, so
@@ -41,30 +40,36 @@ absolute times drift between runs: compare the ratios measured side by side with
 
 
 # ---------------------------------------------------------------------------------------- data
-def mid_training_scores(labels: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Scores a half-trained model might give: 0.5 * label plus unit Gaussian noise."""
+def mid_training_scores(labels: npt.NDArray[np.float64], rng: np.random.Generator) -> npt.NDArray[np.float64]:
+    """Return scores a half-trained model might give: 0.5 * label plus unit Gaussian noise."""
     return 0.5 * labels + rng.standard_normal(labels.size)
 
 
-def ranking_data(n_queries: int, seed: int = 0, mean_docs: int = MSLR_MEAN_DOCS):
-    """``(sizes, offsets, labels)`` for ``n_queries`` MSLR-shaped queries."""
+def ranking_data(
+    n_queries: int, seed: int = 0, mean_docs: int = MSLR_MEAN_DOCS
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """Return ``(sizes, offsets, labels)`` for ``n_queries`` MSLR-shaped queries."""
     rng = np.random.default_rng(seed)
     sizes = mslr_query_sizes(n_queries, rng, mean_docs)
     offsets = np.concatenate(([0], np.cumsum(sizes)))
     return sizes, offsets, mslr_grades(int(offsets[-1]), rng)
 
 
-def fixed_length_data(n_docs_total: int, length: int, seed: int = 0):
-    """``(sizes, labels)``: about ``n_docs_total`` documents in queries of exactly ``length`` docs."""
+def fixed_length_data(
+    n_docs_total: int, length: int, seed: int = 0
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """Return ``(sizes, labels)``: about ``n_docs_total`` documents in queries of exactly ``length`` docs."""
     rng = np.random.default_rng(seed)
     n_queries = max(1, round(n_docs_total / length))
     sizes = np.full(n_queries, length, dtype=np.int64)
     return sizes, mslr_grades(n_queries * length, rng)
 
 
-def lgb_ranking_dataset(labels: np.ndarray, sizes: np.ndarray):
-    """A constructed one-feature ``lightgbm.Dataset`` carrying labels and groups: enough for
-    ``objective(preds, dataset)`` calls outside training (the objective reads only those)."""
+def lgb_ranking_dataset(labels: npt.NDArray[np.float64], sizes: npt.NDArray[np.int64]) -> Any:
+    """Return a constructed one-feature ``lightgbm.Dataset`` carrying labels and groups.
+
+    Enough for ``objective(preds, dataset)`` calls outside training (the objective reads only those).
+    """
     import lightgbm as lgb
 
     ds = lgb.Dataset(
@@ -75,7 +80,9 @@ def lgb_ranking_dataset(labels: np.ndarray, sizes: np.ndarray):
 
 # ----------------------------------------------------------------------------- argsort floor
 @njit(cache=True, parallel=True)
-def segmented_argsort(scores, offsets, out):
+def segmented_argsort(
+    scores: npt.NDArray[np.float64], offsets: npt.NDArray[np.int64], out: npt.NDArray[np.int64]
+) -> None:
     """Argsort every query's scores (``prange`` over queries) into ``out`` (query-local indices).
 
     One full sort of each query is the floor for a CCS sample: a sample must at least order the
@@ -102,8 +109,11 @@ def numba_threads(n: int) -> Iterator[None]:
 def interleaved_times(
     cases: dict[str, Callable[[], object]], reps: int, warmup: int = 1
 ) -> dict[str, list[float]]:
-    """Seconds per call of each case: ``warmup`` untimed rounds, then ``reps`` timed rounds, each
-    round calling every case once (round-robin, starting one case later each round)."""
+    """Return the seconds per call of each case.
+
+    ``warmup`` untimed rounds, then ``reps`` timed rounds, each round calling every case once (round-robin,
+    starting one case later each round).
+    """
     names = list(cases)
     for _ in range(warmup):
         for name in names:
@@ -119,85 +129,12 @@ def interleaved_times(
 
 
 def median(xs: Sequence[float]) -> float:
+    """Return the median of ``xs``."""
     return float(np.median(np.asarray(xs, dtype=np.float64)))
 
 
 # --------------------------------------------------------------------------------- reporting
-def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]], align: str | None = None) -> str:
-    """A GitHub Markdown table; ``align`` is one character per column, 'l' or 'r' (default: the
-    first column left, the others right)."""
-    align = align or "l" + "r" * (len(headers) - 1)
-    rule = ["---:" if a == "r" else ":---" for a in align]
-    lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join(rule) + " |"]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def fmt(x: float, digits: int = 3) -> str:
-    """``x`` with ``digits`` significant digits, no exponent for ordinary magnitudes."""
-    if x == 0 or not np.isfinite(x):
-        return str(x)
-    if 1e-3 <= abs(x) < 1e7:
-        decimals = max(0, digits - 1 - int(np.floor(np.log10(abs(x)))))
-        return f"{x:,.{decimals}f}"
-    return f"{x:.{digits - 1}e}"
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def machine_line() -> str:
-    """One Markdown line: cores, CPU, load, Python and library versions, Numba threading layer."""
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    versions = ", ".join(f"{p} {package_version(p)}" for p in ("numpy", "numba", "lightgbm", "xgboost"))
-    try:
-        layer = numba.threading_layer()
-    except ValueError:
-        layer = "not started"
-    return (
-        f"Machine: {os.cpu_count()} vCPU ({cpu_model()}), load average {load} at the end; "
-        f"Python {platform.python_version()}, {versions}; Numba threading layer `{layer}`."
-    )
-
-
-def command_line() -> str:
-    """The command that is running, as typed from the repository root."""
-    script = Path(sys.argv[0]).resolve()
-    try:
-        script_text = str(script.relative_to(REPO))
-    except ValueError:
-        script_text = str(script)
-    return "python " + " ".join(shlex.quote(a) for a in [script_text, *sys.argv[1:]])
-
-
-def source_digest() -> str:
-    """First 12 hex digits of a SHA-256 over stochrank's Python sources: which code was measured."""
-    h = hashlib.sha256()
-    for path in sorted((REPO / "stochrank").rglob("*.py")):
-        h.update(str(path.relative_to(REPO)).encode())
-        h.update(path.read_bytes())
-    return h.hexdigest()[:12]
-
-
-def section_header(title: str) -> str:
-    """Title, command, date, code digest and machine lines that start every RESULTS.md section."""
-    date = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
-    return (
-        f"## {title}\n\nCommand: `{command_line()}` ({date}; stochrank sources sha256 `{source_digest()}`)\n\n"
-        f"{machine_line()}\n"
-    )
-
-
-def write_section(name: str, body: str, path: Path = RESULTS) -> None:
-    """Replace (or append) the ``name`` block of RESULTS.md (the same markers as ``python -m stochrank.bench``)."""
-    if not path.exists():
-        path.write_text(_RESULTS_HEADER)
-    stochrank.bench.report.write_section(path, name, body)
-    print(f"\n[{name}] section written to {path.relative_to(REPO)}")
+def write_results_section(name: str, body: str) -> None:
+    """Replace (or append) the ``name`` section of benchmarks/RESULTS.md and say so."""
+    write_section(RESULTS, name, body, preamble=RESULTS_PREAMBLE)
+    print(f"\n[{name}] section written to {RESULTS.relative_to(REPO)}")

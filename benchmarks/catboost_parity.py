@@ -27,12 +27,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from _common import REPO, fmt, markdown_table, section_header, write_section
+from _common import REPO, write_results_section
 
 import stochrank
 from stochrank import datasets
-from stochrank.conventions import offsets_from_qid
+from stochrank.bench.results import fmt, markdown_table, section_header
 from stochrank.catboost import CatBoostDeviationWarning, CatBoostRanker, native_loss
+from stochrank.conventions import offsets_from_qid
 from stochrank.datasets import RankingSplit
 from tests.catboost_oracle import catboost_der1
 from tests.test_catboost_parity import N_REF, _Metric, ccs_reference, fd_reference
@@ -413,7 +414,7 @@ draw averages more samples (`n_samples` = CatBoost's `num_estimations`):
     if quick:
         print("(--quick: RESULTS.md not written)")
     else:
-        write_section("catboost_parity", body)
+        write_results_section("catboost_parity", body)
 
 
 if __name__ == "__main__":

@@ -31,9 +31,10 @@ import argparse
 import time
 
 import numpy as np
-from _common import REPO, markdown_table, section_header, write_section
+from _common import REPO, write_results_section
 
 from stochrank import ndcg as stochrank_ndcg
+from stochrank.bench.results import markdown_table, section_header
 from stochrank.datasets import load_mq2008
 from stochrank.gp import GPRanker, SparseGP
 from stochrank.metrics import ndcg
@@ -198,7 +199,7 @@ def main() -> None:
         + ": with |alpha| <= 0.5 a typical document moves by at most half that fraction of the score spread.",
         "", f"![NDCG@5 against alpha]({FIGURE.name})",
     ])  # fmt: skip
-    write_section("gp_rank", body)
+    write_results_section("gp_rank", body)
 
 
 if __name__ == "__main__":

@@ -24,21 +24,19 @@ import argparse
 
 import numpy as np
 from _common import (
-    fmt,
     interleaved_times,
     lgb_ranking_dataset,
-    markdown_table,
     median,
     mid_training_scores,
     numba_threads,
     ranking_data,
-    section_header,
     segmented_argsort,
-    write_section,
+    write_results_section,
 )
 from numba import njit, prange
 
 import stochrank
+from stochrank.bench.results import fmt, markdown_table, section_header
 from stochrank.kernels import ccs_query
 from stochrank.kernels._order import top_order
 from stochrank.kernels._random import PURPOSE_SMOOTHING, fill_normal, stream_state
@@ -247,7 +245,7 @@ def main() -> None:
     )
     print("\n" + body)
     if not args.quick:
-        write_section("gradient_throughput", body)
+        write_results_section("gradient_throughput", body)
 
 
 if __name__ == "__main__":

@@ -31,19 +31,17 @@ import numpy as np
 from _common import (
     REPO,
     fixed_length_data,
-    fmt,
     interleaved_times,
     lgb_ranking_dataset,
-    markdown_table,
     median,
     mid_training_scores,
     numba_threads,
-    section_header,
     segmented_argsort,
-    write_section,
+    write_results_section,
 )
 
 import stochrank
+from stochrank.bench.results import fmt, markdown_table, section_header
 
 LENGTHS = [10, 30, 100, 300, 1_000, 3_000, 10_000, 30_000, 100_000]
 PLOT = REPO / "benchmarks" / "query_length.png"
@@ -205,7 +203,7 @@ def main() -> None:
     print("\n" + body)
     if not args.quick:
         plot({v: p for v, p in points.items() if p}, args.docs)
-        write_section("query_length", body)
+        write_results_section("query_length", body)
         print(f"plot saved to {PLOT.relative_to(REPO)}")
 
 

@@ -28,18 +28,16 @@ import numpy as np
 from _common import (
     REPO,
     fixed_length_data,
-    fmt,
     interleaved_times,
     lgb_ranking_dataset,
-    markdown_table,
     median,
     mid_training_scores,
     numba_threads,
-    section_header,
-    write_section,
+    write_results_section,
 )
 
 import stochrank
+from stochrank.bench.results import fmt, markdown_table, section_header
 from stochrank.objectives import softrank
 
 LENGTHS = [10, 30, 100, 300, 1_000, 3_000, 10_000]
@@ -201,7 +199,7 @@ def main() -> None:
             ),
         ]
     )
-    write_section("softrank_cost", body)
+    write_results_section("softrank_cost", body)
 
 
 if __name__ == "__main__":

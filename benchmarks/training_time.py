@@ -31,17 +31,9 @@ import time
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from _common import (
-    MSLR_MEAN_DOCS,
-    fmt,
-    lgb_ranking_dataset,
-    markdown_table,
-    median,
-    ranking_data,
-    section_header,
-    write_section,
-)
+from _common import MSLR_MEAN_DOCS, lgb_ranking_dataset, median, ranking_data, write_results_section
 
+from stochrank.bench.results import fmt, markdown_table, section_header
 from stochrank.datasets.synthetic import grade_features
 
 GOAL_VS_RANKING = 0.8
@@ -396,7 +388,7 @@ def main() -> None:
     )
     print("\n" + body)
     if not args.quick:
-        write_section("training_time", body)
+        write_results_section("training_time", body)
 
 
 if __name__ == "__main__":

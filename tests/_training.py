@@ -1,22 +1,22 @@
-"""Shared protocol for the MQ2008 integration tests: train, early-stop on vali, pick lr, report.
+"""Shared protocol for the MQ2008 integration tests: fixed settings, early stopping on vali, lr pick, report.
 
-One protocol for every method, so the comparison is fair by construction:
+Every fit is :mod:`stochrank.bench.trainers`' (the benchmark's), at fixed settings instead of a random
+search. One protocol for every method, so the comparison is fair by construction:
 
 * the same trees, rounds, early stopping, seeds and learning-rate grid for both objectives;
-* early stopping on the fold's ``vali`` split by NDCG@5 (the booster's own ``ndcg@5``), keeping the
-  best iteration;
+* early stopping on the fold's ``vali`` split by NDCG@5 in the boosters' convention (what LightGBM's and
+  XGBoost's own ``ndcg@5`` report), keeping the best iteration;
 * one learning rate per method, the grid value with the best mean vali NDCG@5 over the five folds
   (and over the seeds a method is run with);
 * the reported number is the mean over folds (and seeds) of test NDCG@5 at the best vali iteration.
 
 NDCG@5 is scored with :func:`stochrank.metrics.ndcg` in the boosters' convention (exp gain
-``2**r - 1``, ties in input order, IDCG = 0 counts as 1), which is what LightGBM's and XGBoost's own
-``ndcg@5`` report.
+``2**r - 1``, ties in input order, IDCG = 0 counts as 1), for early stopping too.
 """
 
 from __future__ import annotations
 
-import functools
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -24,7 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from stochrank.datasets import RankingSplit, load_mq2008
+from stochrank.bench.methods import Recipe
+from stochrank.bench.protocol import load_fold
+from stochrank.bench.trainers import TRAINERS, FitSettings
+from stochrank.datasets import RankingSplit
 from stochrank.metrics import ndcg as _ndcg
 
 FOLDS = (1, 2, 3, 4, 5)
@@ -34,12 +37,6 @@ K = 5
 def ndcg_at_5(split: RankingSplit, scores: np.ndarray) -> float:
     """Mean NDCG@5 as LightGBM/XGBoost report it (exp gain, input-order ties, empty query = 1)."""
     return float(_ndcg(split.y, scores, split.group, k=K, gain="exp", ties="input", empty="one"))
-
-
-@functools.cache
-def mq2008(fold: int) -> tuple[RankingSplit, RankingSplit, RankingSplit]:
-    """(train, vali, test) of one MQ2008 fold, loaded once per process."""
-    return tuple(load_mq2008(fold, split) for split in ("train", "vali", "test"))  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -97,75 +94,50 @@ class MethodResult:
         return float(sum(r.seconds for runs in self.runs.values() for r in runs))
 
 
-# ---------------------------------------------------------------------------------------- LightGBM
-def train_lightgbm(fold: int, seed: int, objective: Any, learning_rate: float, params: dict[str, Any], rounds: int,
-                   patience: int) -> FoldRun:  # fmt: skip
-    """Train ``lgb.train`` on ``fold``'s train split, early-stopped on vali NDCG@5."""
-    import lightgbm as lgb
+# ----------------------------------------------------------------------------------------- training
+def fit(
+    booster: str,
+    fold: int,
+    seed: int,
+    objective: Any,
+    learning_rate: float,
+    params: dict[str, Any],
+    rounds: int,
+    patience: int,
+) -> FoldRun:
+    """Train ``booster`` (``"lightgbm"``, ``"xgboost"``) on ``fold``'s train split with the bench's trainer.
 
-    train, vali, test = mq2008(fold)
-    start = time.perf_counter()
-    dtrain = lgb.Dataset(train.X, train.y, group=train.group)
-    dvali = lgb.Dataset(vali.X, vali.y, group=vali.group, reference=dtrain)
-    full = {
-        "objective": objective,
-        "metric": "ndcg",
-        "eval_at": [K],
-        "learning_rate": learning_rate,
-        "verbosity": -1,
-        "seed": seed,
-        **params,
-    }
-    booster = lgb.train(
-        full, dtrain, num_boost_round=rounds, valid_sets=[dvali], valid_names=["vali"],
-        callbacks=[lgb.early_stopping(patience, first_metric_only=True, verbose=False)],
-    )  # fmt: skip
-    best = booster.best_iteration or booster.current_iteration()
-    vali_score = ndcg_at_5(vali, booster.predict(vali.X, num_iteration=best))
-    test_score = ndcg_at_5(test, booster.predict(test.X, num_iteration=best))
-    return FoldRun(fold, seed, learning_rate, best, vali_score, test_score, time.perf_counter() - start)
-
-
-# ----------------------------------------------------------------------------------------- XGBoost
-def train_xgboost(fold: int, seed: int, objective: Any, learning_rate: float, params: dict[str, Any], rounds: int,
-                  patience: int) -> FoldRun:  # fmt: skip
-    """Train ``xgb.train`` on ``fold``'s train split, early-stopped on vali NDCG@5.
-
-    ``objective`` is an XGBoost objective name (``"rank:ndcg"``) or a stochrank objective, which is
-    passed as ``obj=`` with ``base_score=0``.
+    One thread; at most ``rounds`` trees, early-stopped after ``patience`` rounds without a better vali
+    NDCG@5 in the boosters' convention, the best iteration kept. ``objective`` is a booster objective name
+    (``"lambdarank"``, ``"rank:ndcg"``) or a stochrank objective (XGBoost: ``obj=`` with ``base_score=0``).
     """
-    import xgboost as xgb
-
-    train, vali, test = mq2008(fold)
+    builtin = isinstance(objective, str)
+    recipe = Recipe({"objective": objective}) if builtin else Recipe({}, objective=objective)
+    settings = FitSettings(rounds, patience, K, threads=1, ties="input", empty="one")
+    data = load_fold("mq2008", fold, None, None, None)
     start = time.perf_counter()
-    dtrain = xgb.DMatrix(train.X, train.y, group=train.group)
-    dvali = xgb.DMatrix(vali.X, vali.y, group=vali.group)
-    full = {"eval_metric": f"ndcg@{K}", "learning_rate": learning_rate, "seed": seed, **params}
-    obj: Callable[..., Any] | None = None
-    if isinstance(objective, str):
-        full["objective"] = objective
-    else:
-        obj = objective
-        full["base_score"] = 0.0
-    booster = xgb.train(
-        full, dtrain, num_boost_round=rounds, evals=[(dvali, "vali")], obj=obj,
-        early_stopping_rounds=patience, verbose_eval=False,
-    )  # fmt: skip
-    best = booster.best_iteration + 1
-    vali_score = ndcg_at_5(
-        vali, booster.predict(xgb.DMatrix(vali.X), iteration_range=(0, best), output_margin=True)
-    )
-    test_score = ndcg_at_5(
-        test, booster.predict(xgb.DMatrix(test.X), iteration_range=(0, best), output_margin=True)
-    )
-    return FoldRun(fold, seed, learning_rate, best, vali_score, test_score, time.perf_counter() - start)
+    result = TRAINERS[booster](recipe, {**params, "learning_rate": learning_rate}, data, seed, settings)
+    seconds = time.perf_counter() - start
+    vali = ndcg_at_5(data.vali, result.vali_scores)
+    # The booster early-stopped on the metric reported here (XGBoost logs custom metrics with 6 decimals).
+    assert math.isclose(result.curve[result.best_iteration - 1], vali, rel_tol=0.0, abs_tol=1e-6)
+    test = ndcg_at_5(data.test, result.test_scores)
+    return FoldRun(fold, seed, learning_rate, result.best_iteration, vali, test, seconds)
 
 
 # ---------------------------------------------------------------------------------------- protocol
-def run_method(name: str, train: Callable[..., FoldRun], objective: Callable[[int], Any] | str,
-               learning_rates: Sequence[float], params: dict[str, Any], rounds: int, patience: int,
-               seeds: Sequence[int] = (0,), folds: Sequence[int] = FOLDS) -> MethodResult:  # fmt: skip
-    """Every (learning rate, fold, seed) run of one method.
+def run_method(
+    name: str,
+    booster: str,
+    objective: Callable[[int], Any] | str,
+    learning_rates: Sequence[float],
+    params: dict[str, Any],
+    rounds: int,
+    patience: int,
+    seeds: Sequence[int] = (0,),
+    folds: Sequence[int] = FOLDS,
+) -> MethodResult:
+    """Return every (learning rate, fold, seed) run of one method on ``booster`` (see :func:`fit`).
 
     ``objective`` is a booster objective name or a factory ``seed -> objective`` (a fresh stochrank
     objective per run, so no state is shared between runs). ``seed`` also goes to the booster.
@@ -173,7 +145,8 @@ def run_method(name: str, train: Callable[..., FoldRun], objective: Callable[[in
     result = MethodResult(name)
     for lr in sorted(learning_rates):
         result.runs[lr] = [
-            train(
+            fit(
+                booster,
                 fold,
                 seed,
                 objective if isinstance(objective, str) else objective(seed),
@@ -202,7 +175,7 @@ def report(title: str, methods: Sequence[MethodResult]) -> str:
     lines.append("  fold" + "".join(f" | {m.name:^{width}}" for m in methods))
     lines.append("      " + "".join(f" | {'trees':>{width - 16}} {'vali':>7} {'test':>7}" for _ in methods))
     per_method = [m.fold_means() for m in methods]
-    for row in zip(*per_method):
+    for row in zip(*per_method, strict=True):
         line = f"  {row[0][0]:>4}"
         for _, trees, vali, test in row:
             line += f" | {trees:>{width - 16}.0f} {vali:>7.4f} {test:>7.4f}"

@@ -16,17 +16,20 @@ from scipy import stats
 from stochrank import metrics
 from stochrank.bench import METHODS, Protocol, run_protocol
 from stochrank.bench.__main__ import main, parse_args
+from stochrank.bench.cache import RunCache
 from stochrank.bench.methods import (
     BOOSTER_SPACES,
     Choice,
     LogUniform,
     LogUniformInt,
+    Recipe,
     Uniform,
     available_methods,
 )
-from stochrank.bench.protocol import RunCache, empty_queries, fit_run, load_fold, metric_names, sample_configs
+from stochrank.bench.protocol import fit_run, load_fold, metric_names, sample_configs
 from stochrank.bench.report import MethodSummary, _fmt_p, _verdict
 from stochrank.bench.stats import paired_randomization, paired_t
+from stochrank.bench.trainers import TRAINERS, FitSettings, empty_queries
 from stochrank.datasets import load, synthetic
 
 TINY = ["--methods", "sr-lgb,lgb-lambdarank", "--budget", "2", "--folds", "1", "--seeds", "2", "--max-queries", "40",
@@ -381,6 +384,37 @@ def test_protocol_validates_every_field(field: str, value, message: str) -> None
 def test_protocol_normalises_sequences_to_tuples() -> None:
     p = Protocol(folds=[3, 1], seeds=range(2))
     assert p.folds == (3, 1) and p.seeds == (0, 1)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("max_rounds", 0, "'max_rounds' parameter of FitSettings must be an int in the range \\[1"),
+        ("patience", 1.5, "'patience' parameter of FitSettings must be an int"),
+        ("k", 0, "'k' parameter of FitSettings"),
+        ("threads", 0, "'threads' parameter of FitSettings"),
+        ("ties", "average", "'ties' parameter of FitSettings must be one of 'worst', 'input'"),
+        ("empty", "zero", "'empty' parameter of FitSettings must be one of 'skip', 'one'"),
+    ],
+)
+def test_fit_settings_validate_every_field(field: str, value, message: str) -> None:
+    """Every FitSettings field is checked on construction; the error names the field."""
+    with pytest.raises(ValueError, match=message):
+        FitSettings(**{"max_rounds": 10, "patience": 3, "k": 5, field: value})
+
+
+def test_protocol_fit_settings_are_the_report_convention() -> None:
+    """The bench's fits early-stop in the report's NDCG convention (worst ties, empty queries skipped)."""
+    p = Protocol(k=7, max_rounds=40, patience=6, threads=2)
+    assert p.fit_settings() == FitSettings(40, 6, 7, threads=2, ties="worst", empty="skip")
+
+
+def test_catboost_trainer_refuses_input_order_ties() -> None:
+    """CatBoost's NDCG breaks ties worst-case: asking for another convention is an error, not a silent one."""
+    settings = FitSettings(10, 3, 5, ties="input", empty="one")
+    data = load_fold("mq2008", 1, None, None, 20)
+    with pytest.raises(ValueError, match=r"CatBoost's NDCG, which breaks ties worst-case.*Use ties='worst'"):
+        TRAINERS["catboost"](Recipe({"loss_function": "YetiRank"}), {}, data, 0, settings)
 
 
 def test_fit_with_no_relevant_validation_query_is_a_clear_error() -> None:

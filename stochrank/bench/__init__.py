@@ -8,11 +8,18 @@ and is rerun with several seeds on every fold; the report gives test NDCG@1/3/5/
 and training times, with the metric conventions printed under the tables. See
 :mod:`stochrank.bench.protocol` for the protocol and :mod:`stochrank.bench.methods` for the methods and
 their search spaces.
+
+Modules: ``methods`` (what is compared), ``trainers`` (one fit per booster), ``cache`` (finished fits on
+disk), ``protocol`` (configurations, selection, seeds, folds), ``stats`` (paired tests), ``report`` (summary
+and Markdown text), ``outputs`` (the files of a run) and ``results`` (RESULTS.md sections, headers and tables,
+shared with the scripts in ``benchmarks/``).
 """
 
+from .cache import Run
 from .methods import BASELINE, BOOSTER_SPACES, METHODS, Method, Recipe
-from .protocol import Outcome, Protocol, Run, run_protocol
-from .report import Summary, summarize, write_outputs
+from .outputs import write_outputs
+from .protocol import Outcome, Protocol, run_protocol
+from .report import Summary, summarize
 
 __all__ = [
     "BASELINE",

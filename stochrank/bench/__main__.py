@@ -22,8 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from .methods import BASELINE, METHODS
+from .outputs import write_outputs
 from .protocol import Protocol, run_protocol
-from .report import header, markdown, summarize, write_outputs, write_section
+from .report import markdown, summarize
+from .results import section_header, write_section
 from .stats import N_RESAMPLES
 
 QUICK_METHODS = ("lgb-lambdarank", "lgb-xendcg", "xgb-ndcg", "sr-lgb", "sr-lgb-sglb", "sr-xgb", "sr-cb-sglb")
@@ -43,7 +45,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m stochrank.bench",
         description="Compare stochrank objectives with LambdaMART and other rankers on LightGBM, XGBoost and "
-        "CatBoost: equal random-search budget, selection on validation, early stopping, several seeds, all folds.",
+        "CatBoost: equal random-search budget, selection on validation, early stopping, several seeds, all "
+        "folds.",
     )
     add = parser.add_argument
     add(
@@ -71,8 +74,12 @@ def _parser() -> argparse.ArgumentParser:
     add("--patience", type=int, help="early-stopping rounds")
     add("--max-queries", type=int, help="use only the first N queries of every split (smoke tests)")
     add("--normalize", choices=("query",), help="query-level min-max feature normalisation")
-    add("--n-resamples", type=int, default=N_RESAMPLES,
-        help=f"randomization-test resamples; exact enumeration when 2^n <= this (default: {N_RESAMPLES})")  # fmt: skip
+    add(
+        "--n-resamples",
+        type=int,
+        default=N_RESAMPLES,
+        help=f"randomization-test resamples; exact enumeration when 2^n <= this (default: {N_RESAMPLES})",
+    )
     add("--out", help="output folder (default: bench_runs/<dataset>)")
     add("--results", help="also write the report into this Markdown file's <dataset>_comparison section")
     add("--no-progress", action="store_true", help="no progress bars")
@@ -163,10 +170,12 @@ def _protocol(
 def _tqdm_progress(items: Iterable[Any], total: int, label: str) -> Iterable[Any]:
     from tqdm import tqdm
 
-    return tqdm(items, total=total, desc=label, unit="fit", dynamic_ncols=True)
+    bar: Iterable[Any] = tqdm(items, total=total, desc=label, unit="fit", dynamic_ncols=True)
+    return bar
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
     protocol, methods, out, args = parse_args(argv)
     from stochrank.datasets import load
 
@@ -179,15 +188,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     paths = write_outputs(summary, out)
     seconds = time.perf_counter() - start
     print("\n" + markdown(summary, None))
-    print(f"Trained {outcome.trained} fit(s), {len(outcome.runs) - outcome.trained} loaded from {out / 'runs'}; "
-          f"{seconds:.0f} s. Wrote {', '.join(str(p) for p in paths.values())}.")  # fmt: skip
+    loaded = len(outcome.runs) - outcome.trained
+    print(f"Trained {outcome.trained} fit(s), {loaded} loaded from {out / 'runs'}; {seconds:.0f} s. "
+          f"Wrote {', '.join(str(p) for p in paths.values())}.")  # fmt: skip
     if args.results:
         name = f"{protocol.dataset.replace('-', '_')}_comparison"
         # The run folder is not version-controlled: the figure goes next to the results file.
         figure = Path(args.results).resolve().parent / f"{protocol.dataset}_learning_curves.png"
         shutil.copyfile(paths["learning_curves.png"], figure)
         body = (
-            header(f"{protocol.dataset} comparison ({args.preset} preset)")
+            section_header(f"{protocol.dataset} comparison ({args.preset} preset)", runner=True)
             + "\n"
             + markdown(summary, figure.name)
         )

@@ -67,9 +67,11 @@ class Uniform:
     high: float
 
     def sample(self, rng: np.random.Generator) -> float:
+        """Draw one value from ``rng``."""
         return float(rng.uniform(self.low, self.high))
 
     def __str__(self) -> str:
+        """Return the distribution as the report writes it."""
         return f"U[{self.low:g}, {self.high:g}]"
 
 
@@ -81,9 +83,11 @@ class LogUniform:
     high: float
 
     def sample(self, rng: np.random.Generator) -> float:
+        """Draw one value from ``rng``."""
         return float(math.exp(rng.uniform(math.log(self.low), math.log(self.high))))
 
     def __str__(self) -> str:
+        """Return the distribution as the report writes it."""
         return f"logU[{self.low:g}, {self.high:g}]"
 
 
@@ -95,9 +99,11 @@ class LogUniformInt:
     high: int
 
     def sample(self, rng: np.random.Generator) -> int:
+        """Draw one value from ``rng``."""
         return min(self.high, int(math.exp(rng.uniform(math.log(self.low), math.log(self.high + 1)))))
 
     def __str__(self) -> str:
+        """Return the distribution as the report writes it."""
         return f"logU{{{self.low}..{self.high}}}"
 
 
@@ -108,10 +114,12 @@ class Choice:
     options: tuple[Any, ...]
 
     def sample(self, rng: np.random.Generator) -> Any:
+        """Draw one option from ``rng`` (a plain Python value)."""
         value = self.options[int(rng.integers(len(self.options)))]
         return value.item() if isinstance(value, np.generic) else value
 
     def __str__(self) -> str:
+        """Return the distribution as the report writes it."""
         return "{" + ", ".join(str(o) for o in self.options) + "}"
 
 
@@ -262,11 +270,13 @@ def _all_methods() -> list[Method]:
         Method("lgb-xendcg", "lightgbm", "LightGBM rank_xendcg (Bruch 2020)", {}, _lgb_xendcg),
         Method("xgb-ndcg", "xgboost", "XGBoost rank:ndcg (LambdaMART, top-k pairs)", truncation, _xgb_ndcg),
         Method("cb-yetirank", "catboost", "CatBoost YetiRank", {}, _cb_yetirank),
-        Method("cb-lambdamart", "catboost", "CatBoost LambdaMart:metric=NDCG;top=k;type=Exp", {}, _cb_lambdamart),
+        Method("cb-lambdamart", "catboost", "CatBoost LambdaMart:metric=NDCG;top=k;type=Exp", {},
+               _cb_lambdamart),
         Method("cb-stochasticrank", "catboost", "CatBoost StochasticRank:metric=NDCG;top=k;type=Exp + SGLB "
                "(langevin), CatBoost's own implementation", {**SR_SPACE, **SGLB_SPACE}, _cb_stochasticrank,
                stochrank=True),
-        Method("sr-lgb", "lightgbm", "stochrank.ndcg(k) on LightGBM", SR_SPACE, _sr_lgb(False), stochrank=True),
+        Method("sr-lgb", "lightgbm", "stochrank.ndcg(k) on LightGBM", SR_SPACE, _sr_lgb(False),
+               stochrank=True),
         Method("sr-lgb-sglb", "lightgbm", "stochrank.ndcg(k, sglb=SGLB(...)) on LightGBM",
                {**SR_SPACE, **SGLB_SPACE}, _sr_lgb(True), stochrank=True),
         Method("sr-xgb", "xgboost", "stochrank.ndcg(k) on XGBoost", SR_SPACE, _sr_xgb(False), stochrank=True),
@@ -276,7 +286,8 @@ def _all_methods() -> list[Method]:
                "stochrank.softrank(k) (SoftRank, Taylor et al. 2008, exact rank distributions) on LightGBM",
                {"sigma": LogUniform(0.1, 10.0)}, _softrank_lgb),
         Method("sr-cb", "catboost", "stochrank.ndcg(k) gradients on CatBoost trees "
-               "(stochrank.catboost.CatBoostRanker, engine='stochrank')", SR_SPACE, _sr_cb(False), stochrank=True),
+               "(stochrank.catboost.CatBoostRanker, engine='stochrank')", SR_SPACE, _sr_cb(False),
+               stochrank=True),
         Method("sr-cb-sglb", "catboost", "stochrank.ndcg(k, sglb=SGLB(...)) gradients on CatBoost trees "
                "(the same settings as cb-stochasticrank, stochrank's gradients)", {**SR_SPACE, **SGLB_SPACE},
                _sr_cb(True), stochrank=True),
@@ -307,8 +318,10 @@ def _sr_cb(sglb: bool) -> Callable[[dict[str, Any], dict[str, Any], int, int], R
 
 
 def available_methods() -> dict[str, Method]:
-    """Every method whose booster (``lightgbm``, ``xgboost``, ``catboost``) is installed, by name, in report
-    order."""
+    """Return every method whose booster (``lightgbm``, ``xgboost``, ``catboost``) is installed.
+
+    By name, in report order.
+    """
     return {m.name: m for m in _all_methods() if importlib.util.find_spec(m.booster) is not None}
 
 

@@ -1,34 +1,28 @@
-"""Tables (Markdown, CSV), significance tests, verdicts, learning curves and timing for a benchmark run."""
+"""The report of a benchmark run: summary statistics, significance tests, verdicts and the Markdown text."""
 
 from __future__ import annotations
 
-import csv
-import datetime
-import json
-import os
-import platform
-import re
-import shlex
-import sys
 from dataclasses import dataclass
-from importlib import metadata
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..conventions import offsets_from_sizes
+from .cache import Run
 from .methods import BASELINE, BOOSTER_SPACES, METHODS
-from .protocol import Outcome, Run, empty_queries, load_fold
+from .protocol import Outcome
+from .results import markdown_table
 from .stats import N_RESAMPLES, paired_arrays, paired_randomization, paired_t, randomization_is_exact
+from .trainers import empty_queries
 
-__all__ = ["ALPHA", "Summary", "package_version", "summarize", "write_outputs", "write_section"]
+__all__ = ["ALPHA", "MethodSummary", "Summary", "markdown", "summarize"]
 
 ALPHA = 0.05
 
 
 @dataclass
 class MethodSummary:
+    """One method's selected fits, test metrics (mean, std, per query) and tests against the baseline."""
+
     name: str
     runs: list[Run]  # the selected configuration's fits, every fold and seed
     all_fits: list[Run]  # tuning included
@@ -41,19 +35,24 @@ class MethodSummary:
 
     @property
     def fit_seconds(self) -> float:
+        """Mean seconds per fit of the selected configuration."""
         return float(np.mean([r.seconds for r in self.runs]))
 
     @property
     def total_seconds(self) -> float:
+        """Seconds of all the method's fits, tuning included."""
         return float(np.sum([r.seconds for r in self.all_fits]))
 
     @property
     def trees(self) -> float:
+        """Mean trees kept by early stopping in the selected fits."""
         return float(np.mean([r.best_iteration for r in self.runs]))
 
 
 @dataclass
 class Summary:
+    """Everything the report states about one run of the protocol."""
+
     outcome: Outcome
     metrics: list[str]
     methods: list[MethodSummary]
@@ -66,6 +65,7 @@ class Summary:
 
     @property
     def primary(self) -> str:
+        """The metric the verdicts are on: NDCG@k of the protocol."""
         return f"NDCG@{self.outcome.protocol.k}"
 
 
@@ -112,7 +112,7 @@ def summarize(outcome: Outcome, n_resamples: int = N_RESAMPLES) -> Summary:
                     exact += 1
                 else:
                     sampled += 1
-    tests = [load_fold(p.dataset, f, p.root, p.normalize, p.max_queries).test for f in p.folds]
+    tests = [p.data(f).test for f in p.folds]
     n_queries = sum(t.n_queries for t in tests)
     empty = sum(int(np.sum(empty_queries(t))) for t in tests)
     return Summary(
@@ -135,12 +135,6 @@ def _verdict(s: MethodSummary, metric: str) -> str:
     return "win" if s.diffs[metric] > 0 else "loss"
 
 
-def _table(headers: list[str], rows: list[list[str]]) -> str:
-    rule = [":---"] + ["---:"] * (len(headers) - 1)
-    lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join(rule) + " |"]
-    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
-
-
 def metrics_table(summary: Summary) -> str:
     """Mean ± std of every test metric, and timing, per method."""
     rows = []
@@ -150,7 +144,7 @@ def metrics_table(summary: Summary) -> str:
         rows.append(
             [f"`{s.name}`", *cells, f"{s.trees:.0f}", f"{s.fit_seconds:.1f}", f"{s.total_seconds:.0f}"]
         )
-    return _table(["method", *summary.metrics, "trees", "fit s", "all fits s"], rows)
+    return markdown_table(["method", *summary.metrics, "trees", "fit s", "all fits s"], rows)
 
 
 def pvalue_table(summary: Summary) -> str:
@@ -162,7 +156,7 @@ def pvalue_table(summary: Summary) -> str:
         rows.append([f"`{s.name}`"] + [
             f"{s.diffs[m]:+.4f} ({_fmt_p(s.p_t[m])} / {_fmt_p(s.p_rand[m])})" for m in summary.metrics
         ])  # fmt: skip
-    return _table(["method", *summary.metrics], rows)
+    return markdown_table(["method", *summary.metrics], rows)
 
 
 def verdict_text(summary: Summary) -> str:
@@ -193,30 +187,33 @@ def verdict_text(summary: Summary) -> str:
         counts = {v: sum(_verdict(s, primary) == v for s in sr) for v in ("win", "tie", "loss", "untested")}
         untested = f" ({counts['untested']} not tested: NaN p-value)" if counts["untested"] else ""
         lines.append(
-            f"- In short, on {primary} the {len(sr)} StochasticRank variants win {counts['win']}, tie {counts['tie']} "
-            f"and lose {counts['loss']} against LambdaMART (`{summary.baseline}`){untested}."
+            f"- In short, on {primary} the {len(sr)} StochasticRank variants win {counts['win']}, "
+            f"tie {counts['tie']} and lose {counts['loss']} against LambdaMART "
+            f"(`{summary.baseline}`){untested}."
         )
     return "\n".join(lines)
 
 
 def conventions_text(summary: Summary) -> str:
+    """Return the metric conventions, the statistics and the timing columns in words."""
     p = summary.outcome.protocol
     e = summary.empty_fraction
     return "\n".join([
-        ("- **Gain** 2^r − 1, **discount** 1/log2(p + 2) (p = 0-based position), NDCG normalised by the ideal "
-        "DCG at the same cutoff; computed by `stochrank.metrics` with explicit arguments for every method."),
+        ("- **Gain** 2^r − 1, **discount** 1/log2(p + 2) (p = 0-based position), NDCG normalised by the "  # noqa: RUF001
+        "ideal DCG at the same cutoff; computed by `stochrank.metrics` with explicit arguments for every "
+        "method."),
         ("- **Ties** `ties='worst'`: documents with equal scores are ordered lower label first (the "
         "StochasticRank paper's and CatBoost's rule). A model that cannot separate documents gets no credit "
         "for the input order of the file."),
-        (f"- **Queries with no relevant document are skipped** (`empty='skip'`) by every metric: they carry no "
-        f"information about the ranking, and counting them as 1 (LightGBM/XGBoost/CatBoost `eval`) adds the "
-        f"same constant to every method. Here {e:.1%} of the {summary.n_queries} test queries are skipped; "
-        f"NDCG in LightGBM's rule is (1 − {e:.3f}) × NDCG + {e:.3f}."),
-        (f"- **ERR@10**: stop probability R = (2^r − 1) / 2^{_max_grade(p):g} "
+        (f"- **Queries with no relevant document are skipped** (`empty='skip'`) by every metric: they carry "
+        "no information about the ranking, and counting them as 1 (LightGBM/XGBoost/CatBoost `eval`) adds "
+        f"the same constant to every method. Here {e:.1%} of the {summary.n_queries} test queries are "
+        f"skipped; NDCG in LightGBM's rule is (1 − {e:.3f}) × NDCG + {e:.3f}."),  # noqa: RUF001
+        (f"- **ERR@10**: stop probability R = (2^r − 1) / 2^{_max_grade(p):g} "  # noqa: RUF001
         "(the dataset's highest grade). **MRR**: a document is relevant when its label is > 0, full list."),
-        ("- **mean ± std** over the selected configuration's (fold, seed) runs, each run the mean over its test "
-        "queries. **Δ** is the mean per-query difference from the baseline, queries pooled over folds and "
-        "averaged over seeds; p-values: two-sided paired t-test (`scipy.stats.ttest_rel`) / two-sided "
+        ("- **mean ± std** over the selected configuration's (fold, seed) runs, each run the mean over its "
+        "test queries. **Δ** is the mean per-query difference from the baseline, queries pooled over folds "
+        "and averaged over seeds; p-values: two-sided paired t-test (`scipy.stats.ttest_rel`) / two-sided "
         f"paired randomization test (sign flips of the per-query differences, as "
         f"`scipy.stats.permutation_test(permutation_type='samples')`; {_randomization_text(summary)}). "
         f"A difference counts as significant "
@@ -234,12 +231,13 @@ def _randomization_text(summary: Summary) -> str:
     sampled = f"{n:,} random sign patterns, seed 42"
     if summary.exact_tests == 0:
         return sampled
-    return (f"{sampled}, except {summary.exact_tests} of the {summary.exact_tests + summary.sampled_tests} tests "
-            f"with 2^n <= {n:,}, which enumerate all sign patterns exactly")  # fmt: skip
+    tests = summary.exact_tests + summary.sampled_tests
+    return (f"{sampled}, except {summary.exact_tests} of the {tests} tests with 2^n <= {n:,}, which "
+            "enumerate all sign patterns exactly")  # fmt: skip
 
 
 def _settings_text(summary: Summary) -> str:
-    """The (threads per fit, fits at once) the report's fits were trained with, as recorded per fit."""
+    """Return the (threads per fit, fits at once) the report's fits were trained with, as recorded."""
     settings = {(r.threads, r.jobs) for s in summary.methods for r in s.all_fits}
     recorded = sorted(tj for tj in settings if tj[0] is not None)
     parts = [f"{threads} thread(s) per fit with {jobs} fit(s) at once" for threads, jobs in recorded]
@@ -255,6 +253,7 @@ def _max_grade(p: Any) -> float:
 
 
 def protocol_text(summary: Summary) -> str:
+    """Return the dataset, search, spaces, early stopping, selection and methods in words."""
     p = summary.outcome.protocol
     spaces = "; ".join(
         f"{booster}: " + ", ".join(f"{k} {d}" for k, d in space.items())
@@ -265,23 +264,27 @@ def protocol_text(summary: Summary) -> str:
         for m in summary.outcome.methods if METHODS[m].space
     )  # fmt: skip
     return "\n".join([
-        f"- Dataset `{p.dataset}`, folds {', '.join(map(str, p.folds))}; seeds {', '.join(map(str, p.seeds))}"
+        f"- Dataset `{p.dataset}`, folds {', '.join(map(str, p.folds))}; "
+        + f"seeds {', '.join(map(str, p.seeds))}"
         + (f"; first {p.max_queries} queries of every split only" if p.max_queries else "") + ".",
         (f"- Random search, **{p.budget} configurations per method** (the same number for every method), "
         "tuned with the first seed; booster parameters are drawn from one stream per booster, so every "
         "method on a booster gets the same configurations."),
         f"- Booster spaces: {spaces}.",
         f"- Method spaces: {own or 'none'}.",
-        (f"- At most {p.max_rounds} trees, early stopping after {p.patience} rounds without a better validation "
-        f"NDCG@{p.k}, best iteration kept; on each fold the configuration with the best validation NDCG@{p.k} "
-        "is selected and retrained with every seed."),
+        (f"- At most {p.max_rounds} trees, early stopping after {p.patience} rounds without a better "
+        f"validation NDCG@{p.k}, best iteration kept; on each fold the configuration with the best "
+        f"validation NDCG@{p.k} is selected and retrained with every seed."),
         "- Methods: " + "; ".join(f"`{m}` {METHODS[m].summary}" for m in summary.outcome.methods) + ".",
     ])  # fmt: skip
 
 
 def champion_text(summary: Summary) -> str:
-    """The StochasticRank variant with the best mean *validation* NDCG@k (chosen without looking at the
-    test queries) paired against every other method on the primary metric; empty with fewer than two."""
+    """Return the best StochasticRank variant paired against every other method on the primary metric.
+
+    The best is the one with the best mean *validation* NDCG@k, chosen without looking at the test
+    queries. Empty with fewer than two methods.
+    """
     sr = [s for s in summary.methods if METHODS[s.name].stochrank]
     if not sr or len(summary.methods) < 2:
         return ""
@@ -298,26 +301,26 @@ def champion_text(summary: Summary) -> str:
                      f"{_fmt_p(p_t)} / {_fmt_p(p_rand)}"])  # fmt: skip
     return (
         f"\nThe StochasticRank variant with the best mean validation {primary}, `{best.name}` (test "
-        f"{best.means[primary]:.4f}), against every other method: mean per-query Δ (`{best.name}` − method) "
-        "and p-values (paired t / randomization):\n\n"
-        + _table(["method", f"test {primary}", "Δ", "p"], rows)
+        f"{best.means[primary]:.4f}), against every other method: mean per-query Δ "
+        f"(`{best.name}` − method) and p-values (paired t / randomization):\n\n"  # noqa: RUF001
+        + markdown_table(["method", f"test {primary}", "Δ", "p"], rows)
     )
 
 
 def markdown(summary: Summary, curves_png: str | None = None) -> str:
-    """The whole report body (tables, verdicts, conventions, protocol)."""
+    """Return the whole report body (tables, verdicts, conventions, protocol)."""
     p = summary.outcome.protocol
     n_runs = len(p.folds) * len(p.seeds)
     parts = [
-        f"Test metrics, mean ± std over {len(p.folds)} fold(s) × {len(p.seeds)} seed(s) = {n_runs} run(s):\n",
+        f"Test metrics, mean ± std over {len(p.folds)} fold(s) × {len(p.seeds)} seed(s) = {n_runs} run(s):\n",  # noqa: RUF001
         metrics_table(summary),
     ]
     if summary.baseline is not None:
         parts += [
             (
                 f"\nDifference from LambdaMART (`{summary.baseline}`): mean per-query Δ "
-                f"over the {round(summary.n_queries * (1 - summary.empty_fraction))} test queries with a relevant "
-                "document (pooled over folds) with p-values (paired t / randomization):\n"
+                f"over the {round(summary.n_queries * (1 - summary.empty_fraction))} test queries with a "
+                "relevant document (pooled over folds) with p-values (paired t / randomization):\n"
             ),
             pvalue_table(summary),
         ]
@@ -327,7 +330,8 @@ def markdown(summary: Summary, curves_png: str | None = None) -> str:
         parts += [champion]
     if curves_png:
         parts += [
-            f"\nValidation NDCG@{p.k} of the selected configurations (first seed): ![learning curves]({curves_png})"
+            f"\nValidation NDCG@{p.k} of the selected configurations (first seed): "
+            f"![learning curves]({curves_png})"
         ]
     parts += [
         "\n**Metric conventions**\n",
@@ -336,157 +340,3 @@ def markdown(summary: Summary, curves_png: str | None = None) -> str:
         protocol_text(summary),
     ]
     return "\n".join(parts) + "\n"
-
-
-# ------------------------------------------------------------------------------------------ files
-def write_csv(summary: Summary, path: Path) -> None:
-    fields = ["method", "booster", "runs"]
-    for m in summary.metrics:
-        fields += [f"{m} mean", f"{m} std", f"{m} diff", f"{m} p_t", f"{m} p_rand"]
-    fields += ["trees", "fit_seconds", "all_fits_seconds"]
-    with path.open("w", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(fields)
-        for s in summary.methods:
-            row: list[Any] = [s.name, METHODS[s.name].booster, len(s.runs)]
-            for m in summary.metrics:
-                row += [s.means[m], s.stds[m], s.diffs.get(m, ""), s.p_t.get(m, ""), s.p_rand.get(m, "")]
-            row += [s.trees, s.fit_seconds, s.total_seconds]
-            writer.writerow(row)
-
-
-def write_per_query(summary: Summary, path: Path) -> None:
-    """Every selected run's per-query test metrics (empty cell = query skipped)."""
-    p = summary.outcome.protocol
-    with path.open("w", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(["method", "fold", "seed", "query", "qid", *summary.metrics])
-        for s in summary.methods:
-            for run in s.runs:
-                test = load_fold(p.dataset, run.fold, p.root, p.normalize, p.max_queries).test
-                first_rows = offsets_from_sizes(test.group, test.y.size)[:-1]
-                for q in range(test.n_queries):
-                    values = [run.test_metrics[m][q] for m in summary.metrics]
-                    writer.writerow([s.name, run.fold, run.seed, q, int(test.qid[first_rows[q]]),
-                                     *("" if np.isnan(v) else repr(v) for v in values)])  # fmt: skip
-
-
-def write_runs(outcome: Outcome, path: Path) -> None:
-    """Every fit, tuning included, with its configuration and whether it was selected."""
-    chosen = {(r.method, r.fold, r.config_index) for runs in outcome.selected.values() for r in runs}
-    with path.open("w", newline="") as fh:
-        writer = csv.writer(fh)
-        columns = ["method", "fold", "seed", "config", "selected", "vali", "trees", "rounds", "seconds"]
-        writer.writerow([*columns, "threads", "jobs", "params"])
-        for r in sorted(
-            outcome.runs, key=lambda r: (outcome.methods.index(r.method), r.fold, r.config_index, r.seed)
-        ):
-            writer.writerow([r.method, r.fold, r.seed, r.config_index, (r.method, r.fold, r.config_index) in chosen,
-                             r.vali, r.best_iteration, r.rounds, f"{r.seconds:.3f}", _blank(r.threads), _blank(r.jobs),
-                             json.dumps(r.config, sort_keys=True)])  # fmt: skip
-
-
-def _blank(value: int | None) -> int | str:
-    return "" if value is None else value
-
-
-def plot_curves(summary: Summary, path: Path) -> None:
-    """Validation NDCG@k per iteration of each method's selected configuration (first seed), per fold."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    p = summary.outcome.protocol
-    ncols = min(3, len(p.folds))
-    nrows = -(-len(p.folds) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(5.2 * ncols, 3.8 * nrows), squeeze=False)
-    # One colour per method (tab20 has 20; the default cycle repeats after 10); StochasticRank methods solid,
-    # the others dashed, the baseline thick.
-    colours = plt.get_cmap("tab20")
-    for ax, fold in zip(axes.flat, p.folds, strict=False):
-        for i, s in enumerate(summary.methods):
-            run = summary.outcome.selected[s.name, fold][0]
-            ours = METHODS[s.name].stochrank
-            ax.plot(np.arange(1, len(run.curve) + 1), run.curve, label=s.name, color=colours(i % 20),
-                    lw=2.0 if s.name == BASELINE else 1.1, ls="-" if ours else "--")  # fmt: skip
-            ax.plot(
-                [run.best_iteration], [run.curve[run.best_iteration - 1]], "o", ms=3, color=colours(i % 20)
-            )
-        ax.set_xscale("log")
-        ax.set_title(f"{p.dataset} fold {fold}")
-        ax.set_xlabel("trees")
-        ax.set_ylabel(f"validation NDCG@{p.k}")
-        ax.grid(alpha=0.3)
-    spare = list(axes.flat)[len(p.folds) :]
-    for ax in spare:
-        ax.axis("off")
-    if spare:  # the legend gets an empty panel of its own instead of covering fold 1's curves
-        spare[0].legend(*axes.flat[0].get_legend_handles_labels(), loc="center", fontsize=8)
-    else:
-        axes.flat[0].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def write_outputs(summary: Summary, out: Path) -> dict[str, Path]:
-    """``results.md``, ``results.csv``, ``per_query.csv``, ``runs.csv``, ``learning_curves.png``, ``protocol.json``."""
-    out.mkdir(parents=True, exist_ok=True)
-    paths = {name: out / name for name in
-             ("results.md", "results.csv", "per_query.csv", "runs.csv", "learning_curves.png", "protocol.json")}  # fmt: skip
-    plot_curves(summary, paths["learning_curves.png"])
-    paths["results.md"].write_text(header(f"{summary.outcome.protocol.dataset} comparison", level=1) + "\n"
-                                   + markdown(summary, "learning_curves.png"))  # fmt: skip
-    write_csv(summary, paths["results.csv"])
-    write_per_query(summary, paths["per_query.csv"])
-    write_runs(summary.outcome, paths["runs.csv"])
-    p = summary.outcome.protocol
-    paths["protocol.json"].write_text(
-        json.dumps({**p.__dict__, "methods": summary.outcome.methods}, indent=1)
-    )
-    return paths
-
-
-# --------------------------------------------------------------------------------- RESULTS.md
-def package_version(package: str) -> str:
-    """Installed version of ``package``, or 'not installed'."""
-    try:
-        return metadata.version(package)
-    except metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def command_line() -> str:
-    """The running command as typed (``python -m stochrank.bench ...``)."""
-    argv0 = Path(sys.argv[0])
-    head = "python -m stochrank.bench" if argv0.name == "__main__.py" else f"python {argv0}"
-    return " ".join([head, *(shlex.quote(a) for a in sys.argv[1:])])
-
-
-def header(title: str, level: int = 2) -> str:
-    """Title, command, date and machine lines for a report."""
-    date = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
-    versions = ", ".join(
-        f"{p} {package_version(p)}" for p in ("stochrank", "numpy", "numba", "lightgbm", "xgboost", "catboost")
-    )
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    return (
-        f"{'#' * level} {title}\n\nCommand: `{command_line()}` ({date})\n\n"
-        f"Machine: {os.cpu_count()} vCPU, load average {load} at the end; Python {platform.python_version()}, "
-        f"{versions}.\n"
-    )
-
-
-def write_section(path: str | os.PathLike[str], name: str, body: str) -> None:
-    """Replace (or append) the text between ``<!-- name:start -->`` and ``<!-- name:end -->`` in ``path``."""
-    path = Path(path)
-    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
-    block = f"{start}\n{body.strip()}\n{end}"
-    text = path.read_text() if path.exists() else ""
-    pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), re.DOTALL)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: block, text)
-    else:
-        text = text.rstrip("\n") + ("\n\n" if text else "") + block + "\n"
-    path.write_text(text)

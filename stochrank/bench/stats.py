@@ -4,17 +4,20 @@
 * :func:`paired_randomization` — two-sided paired randomization (sign-flip) test of the mean difference:
   under the null hypothesis each per-query difference is equally likely to have either sign, and the
   p-value is the share of sign patterns whose |mean| reaches the observed one. Exact (all 2^n patterns)
-  when 2^n <= ``n_resamples`` (:func:`randomization_is_exact`), otherwise Monte Carlo with ``n_resamples`` random patterns (default 100,000,
-  the number rankeval uses; seed 42) and p = (count + 1) / (n_resamples + 1), which never reports 0.
+  when 2^n <= ``n_resamples`` (:func:`randomization_is_exact`), otherwise Monte Carlo with ``n_resamples``
+  random patterns (default 100,000, the number rankeval uses; seed 42) and p = (count + 1) /
+  (n_resamples + 1), which never reports 0.
   Equivalent to ``scipy.stats.permutation_test(..., permutation_type='samples')`` on the pairs, computed
   as one matrix-vector product per batch of sign patterns instead of SciPy's resampled copies of both arrays.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from .._validation import check_int
 
@@ -23,8 +26,8 @@ __all__ = ["N_RESAMPLES", "paired_arrays", "paired_randomization", "paired_t", "
 N_RESAMPLES = 100_000
 
 
-def paired_arrays(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
-    """The pairs where both values exist (NaN marks a query a metric skips); infinite values are refused."""
+def paired_arrays(a: Any, b: Any) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Return the pairs where both values exist (NaN marks a query a metric skips); refuse infinite values."""
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     if a.shape != b.shape or a.ndim != 1:
@@ -43,12 +46,15 @@ def paired_arrays(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def randomization_is_exact(n_pairs: int, n_resamples: int) -> bool:
-    """Whether :func:`paired_randomization` enumerates all 2^n_pairs sign patterns instead of sampling."""
+    """Return whether :func:`paired_randomization` enumerates all 2^n_pairs sign patterns (or samples)."""
     return n_pairs < 63 and 2**n_pairs <= n_resamples
 
 
 def paired_t(a: Any, b: Any) -> float:
-    """Two-sided p-value of the paired t-test of mean(a - b) = 0 (1.0 when all differences are 0)."""
+    """Return the two-sided p-value of the paired t-test of mean(a - b) = 0.
+
+    1.0 when all differences are 0.
+    """
     from scipy import stats
 
     a, b = paired_arrays(a, b)
@@ -58,7 +64,7 @@ def paired_t(a: Any, b: Any) -> float:
 
 
 def paired_randomization(a: Any, b: Any, n_resamples: int = N_RESAMPLES, seed: int = 42) -> float:
-    """Two-sided p-value of the paired sign-flip test of mean(a - b) = 0 (see the module docstring).
+    """Return the two-sided p-value of the paired sign-flip test of mean(a - b) = 0 (see the module doc).
 
     ``n_resamples`` (>= 1) random sign patterns, or all 2^n of them when that is no more; NaN pairs are
     dropped, infinite values raise ``ValueError``.
@@ -76,7 +82,7 @@ def paired_randomization(a: Any, b: Any, n_resamples: int = N_RESAMPLES, seed: i
         count = 0
         for signs in _all_sign_patterns(n):
             count += int(np.count_nonzero(np.abs(signs @ d) >= observed - tolerance))
-        return count / 2**n
+        return float(count / 2**n)
     rng = np.random.default_rng(seed)
     batch = max(1, min(n_resamples, 4_000_000 // n))
     count, done = 0, 0
@@ -88,7 +94,7 @@ def paired_randomization(a: Any, b: Any, n_resamples: int = N_RESAMPLES, seed: i
     return (count + 1) / (n_resamples + 1)
 
 
-def _all_sign_patterns(n: int, batch_bits: int = 16):
+def _all_sign_patterns(n: int, batch_bits: int = 16) -> Iterator[npt.NDArray[np.float64]]:
     """All 2^n vectors of +-1, in blocks of at most 2^batch_bits rows."""
     low = min(n, batch_bits)
     codes = np.arange(2**low, dtype=np.int64)

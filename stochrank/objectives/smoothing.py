@@ -15,7 +15,6 @@ SEED_LIMIT = 2**63
 def check_seed(seed: object, owner: str) -> int:
     """A seed of the counter-based noise streams: an int in [0, 2**63)."""
     value = check_int(seed, "seed", owner, low=0)
-    assert value is not None  # check_int returns None only when none_ok
     if value >= SEED_LIMIT:
         raise ValueError(f"The 'seed' parameter of {owner} must be below 2**63; got {seed}.")
     return value
