@@ -91,14 +91,18 @@ def run_fold(fold, args, results, lgb_runs, alpha_runs, spread):
             run = (score(vali, predict(vali.X), 5), [score(test, predict(test.X), k) for k in CUTOFFS],
                    time.perf_counter() - start)  # fmt: skip
             lgb_runs.setdefault(name, {}).setdefault(lr, []).append(run)
-            print(f"fold {fold} {name} lr {lr}: vali NDCG@5 {run[0]:.4f}, test {run[1][2]:.4f} ({run[2]:.1f} s)")
+            print(
+                f"fold {fold} {name} lr {lr}: vali NDCG@5 {run[0]:.4f}, test {run[1][2]:.4f} ({run[2]:.1f} s)"
+            )
 
     for form, label in (("fitc", "FITC-Rank"), ("prototype", "GP-Rank")):
         trials = []
         for trial in range(args.trials):
             start = time.perf_counter()
             model = GPRanker(
-                form=form, random_state=100 * fold + trial, max_iter=20 if args.quick else 100,
+                form=form,
+                random_state=100 * fold + trial,
+                max_iter=20 if args.quick else 100,
                 early_stopping_rounds=20,
             ).fit(train.X, train.y, group=train.group, eval_set=[(vali.X, vali.y)], eval_group=[vali.group])
             moments = {name: model.predict(split.X, return_std=True) for name, split in
@@ -116,7 +120,9 @@ def run_fold(fold, args, results, lgb_runs, alpha_runs, spread):
                 name = f"GPRanker(form='{form}') = {label}"
                 seconds = float(np.mean([t for _, t in trials]))
                 results.setdefault(name, []).append(([score(test, mean, k) for k in CUTOFFS], seconds))
-                print(f"fold {fold} {name}: test NDCG@5 {results[name][-1][0][2]:.4f} ({seconds:.1f} s/trial)")
+                print(
+                    f"fold {fold} {name}: test NDCG@5 {results[name][-1][0][2]:.4f} ({seconds:.1f} s/trial)"
+                )
 
 
 def mean_std(values):
@@ -148,7 +154,11 @@ def plot(alpha_runs):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="Fold 1, one trial, short runs; RESULTS.md and the figure untouched")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="Fold 1, one trial, short runs; RESULTS.md and the figure untouched",
+    )
     parser.add_argument("--trials", type=int, default=10, help="GPRanker random initialisations per fold")
     args = parser.parse_args()
     if args.quick:

@@ -16,8 +16,8 @@ __all__ = [
     "as_float_array",
     "check_choice",
     "check_int",
-    "check_optional_int",
     "check_labels",
+    "check_optional_int",
     "check_real",
     "check_scores",
     "check_variances",
@@ -132,9 +132,12 @@ def check_labels(
     return arr
 
 
-def check_variances(variance: Any, n: int | None = None, name: str = "variance", what: str = "") -> np.ndarray:
+def check_variances(
+    variance: Any, n: int | None = None, name: str = "variance", what: str = ""
+) -> np.ndarray:
     """Per-document variances as float64: finite and >= 0. ``what`` describes them in the messages
-    (default: the argument name)."""
+    (default: the argument name).
+    """
     arr = as_float_array(variance, name, n)
     what = what or f"'{name}'"
     if not np.isfinite(arr).all():

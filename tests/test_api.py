@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import textwrap
 
 import pytest
-import textwrap
 
 SNIPPET = textwrap.dedent(
     """

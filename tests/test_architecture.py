@@ -102,7 +102,9 @@ def test_kernels_import_nothing_but_numpy_and_numba() -> None:
             elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
                 names = [node.module.split(".")[0]]
             for name in names:
-                assert name in {"numpy", "numba", "llvmlite", "__future__", "typing", "math"}, f"{path.name} imports {name}"
+                assert name in {"numpy", "numba", "llvmlite", "__future__", "typing", "math"}, (
+                    f"{path.name} imports {name}"
+                )
 
 
 @pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))

@@ -23,9 +23,9 @@ import pytest
 catboost = pytest.importorskip("catboost")
 
 import stochrank
+from stochrank.catboost import CatBoostDeviationWarning, CatBoostRanker, native_loss
 from stochrank.catboost._data import _decode_rows, _encode_rows
 from stochrank.catboost._native import LOSS_KEYS, _default_eval_metric
-from stochrank.catboost import CatBoostDeviationWarning, CatBoostRanker, native_loss
 
 DATA = Path(__file__).resolve().parent / "data" / "catboost_querywise"
 FAST = {"thread_count": 1, "depth": 4}
@@ -319,7 +319,10 @@ def test_external_engine_trains_objectives_catboost_lacks() -> None:
     ("objective", "expected"),
     [
         (stochrank.ndcg(5, gain="linear", discount="position"), "NDCG:top=5;type=Base;denominator=Position"),
-        (stochrank.softrank(5, gain="linear", discount="position"), "NDCG:top=5;type=Base;denominator=Position"),
+        (
+            stochrank.softrank(5, gain="linear", discount="position"),
+            "NDCG:top=5;type=Base;denominator=Position",
+        ),
         (stochrank.softrank(), "NDCG:type=Exp;denominator=LogPosition"),
         (stochrank.err(5), "ERR:top=5"),
         (stochrank.err(5, max_grade=4), None),
@@ -340,7 +343,7 @@ def test_softrank_early_stops_on_the_ndcg_score_reports() -> None:
     ranker = CatBoostRanker(objective, iterations=12, learning_rate=0.5, **FAST)
     ranker.fit(X, y, group_id=qid, eval_set=(Xt, yt), eval_group_id=qt, early_stopping_rounds=4)
     assert ranker.engine_ == "stochrank"
-    (name, history), = ranker.evals_result_["validation"].items()
+    ((name, history),) = ranker.evals_result_["validation"].items()
     assert name == "NDCG:top=5;type=Base;denominator=Position"
     best = ranker.best_iteration_
     assert ranker.score(Xt, yt, group_id=qt) == pytest.approx(history[best], abs=1e-9)

@@ -138,7 +138,9 @@ def test_bundled_mq2008_matches_its_provenance() -> None:
             assert label_counts(data.y) == expected["labels"]
 
 
-@pytest.mark.skipif(not (SHARED / "MQ2008").is_dir(), reason="needs ../shared/data/MQ2008 (S1..S5 parts) beside the checkout")
+@pytest.mark.skipif(
+    not (SHARED / "MQ2008").is_dir(), reason="needs ../shared/data/MQ2008 (S1..S5 parts) beside the checkout"
+)
 def test_bundled_folds_are_the_rotated_parts_of_the_shared_copy() -> None:
     """Fold k = train S_k, S_k+1, S_k+2 / vali S_k+3 / test S_k+4 (mod 5), row for row (PROVENANCE.md)."""
     parts = {i: load_svmlight_ranking(SHARED / "MQ2008" / f"S{i}.txt.gz", 46) for i in range(1, 6)}

@@ -64,9 +64,9 @@ def test_sparse_forms_equal_dense_gp_when_prototypes_are_the_training_inputs(for
     weights, P = posterior(form, state, X)
     mean, var = predictive_moments(state, weights, P, Xtest)
 
-    kernel = ConstantKernel(c, "fixed") * RBF(lengthscale, "fixed") + ConstantKernel(eta, "fixed") * DotProduct(
-        0.0, "fixed"
-    )
+    kernel = ConstantKernel(c, "fixed") * RBF(lengthscale, "fixed") + ConstantKernel(
+        eta, "fixed"
+    ) * DotProduct(0.0, "fixed")
     dense = GaussianProcessRegressor(kernel, alpha=noise, optimizer=None).fit(X, y)
     dense_mean, dense_std = dense.predict(Xtest, return_std=True)
     # FITC carries a 1e-6 relative jitter on K_uu; the prototype form is exact up to rounding
@@ -220,7 +220,9 @@ def test_softndcg_linear_is_pairwise():
         np.fill_diagonal(pi, 0.0)
         rank = pi.sum(0)
         expected.append(g @ (1 - rank / n) / (np.sort(g)[::-1] @ (1 - np.arange(n) / n)))
-    assert SoftNDCG(labels, offsets, "linear", None)(mean, var)[0] == pytest.approx(np.mean(expected), rel=1e-12)
+    assert SoftNDCG(labels, offsets, "linear", None)(mean, var)[0] == pytest.approx(
+        np.mean(expected), rel=1e-12
+    )
 
 
 def test_softndcg_tends_to_ndcg_as_variance_vanishes():
@@ -315,7 +317,13 @@ def test_gp_ranker_learns_mq2008(fitc_ranker, mq2008_fold1):
     _, _, test = mq2008_fold1
     assert fitc_ranker.train_history_[-1] > fitc_ranker.train_history_[0] + 0.05
     assert max(fitc_ranker.validation_history_) == pytest.approx(
-        ndcg(mq2008_fold1[1].y, fitc_ranker.predict(mq2008_fold1[1].X), mq2008_fold1[1].group, k=5, ties="input")
+        ndcg(
+            mq2008_fold1[1].y,
+            fitc_ranker.predict(mq2008_fold1[1].X),
+            mq2008_fold1[1].group,
+            k=5,
+            ties="input",
+        )
     )
     learned = ndcg(test.y, fitc_ranker.predict(test.X), test.group, k=5, ties="input")
     assert learned > _mean_random_ndcg(test) + 0.15
@@ -401,7 +409,12 @@ def _small():
 @pytest.mark.parametrize(
     ("params", "fit_kwargs", "error", "match"),
     [
-        ({"form": "dense"}, {}, ValueError, "'form' parameter of GPRanker must be one of 'fitc', 'prototype'"),
+        (
+            {"form": "dense"},
+            {},
+            ValueError,
+            "'form' parameter of GPRanker must be one of 'fitc', 'prototype'",
+        ),
         ({"n_prototypes": 13}, {}, ValueError, "'n_prototypes'.*13 but there are only 12 training rows"),
         ({"n_prototypes": 0}, {}, ValueError, "'n_prototypes' parameter"),
         ({"discount": "log2"}, {}, ValueError, "'discount' parameter of GPRanker"),
@@ -412,8 +425,18 @@ def _small():
         ({}, {"group": None}, ValueError, "exactly one of 'group'.*or 'qid'"),
         ({}, {"qid": np.zeros(12)}, ValueError, "exactly one of 'group'"),
         ({}, {"eval_set": [(np.zeros((3, 3)), [0, 1, 0])]}, ValueError, "exactly one of 'eval_group'"),
-        ({}, {"eval_set": [(np.zeros((3, 2)), [0, 1, 0])], "eval_group": [[3]]}, ValueError, "X has 2 features"),
-        ({}, {"eval_set": [(np.zeros((3, 3)), [0, 1, 0])], "eval_group": [[1, 2], [3]]}, ValueError, "list holding one"),
+        (
+            {},
+            {"eval_set": [(np.zeros((3, 2)), [0, 1, 0])], "eval_group": [[3]]},
+            ValueError,
+            "X has 2 features",
+        ),
+        (
+            {},
+            {"eval_set": [(np.zeros((3, 3)), [0, 1, 0])], "eval_group": [[1, 2], [3]]},
+            ValueError,
+            "list holding one",
+        ),
     ],
 )
 def test_ranker_errors(params, fit_kwargs, error, match):

@@ -415,7 +415,9 @@ def test_variance_model_reads_absent_entries_of_a_sparse_dmatrix_as_zero():
     gp = GaussianProcessRegressor(RBF(1.0) + WhiteKernel(0.1), optimizer=None).fit(X[:80], y[:80])
     preds = np.random.default_rng(7).normal(size=y.size)
     X32 = X.astype(np.float32).astype(np.float64)
-    expect = softrank(k=5, variance=gp.predict(X32, return_std=True)[1] ** 2)(preds, RankingTarget(y, sizes))[0]
+    expect = softrank(k=5, variance=gp.predict(X32, return_std=True)[1] ** 2)(preds, RankingTarget(y, sizes))[
+        0
+    ]
     sparse = softrank(k=5, variance=gp)(preds, xgb.DMatrix(sp.csr_matrix(X), y, group=sizes))[0]
     dense = softrank(k=5, variance=gp)(preds, xgb.DMatrix(X, y, group=sizes))[0]
     np.testing.assert_array_equal(sparse, expect)
@@ -450,8 +452,12 @@ def test_linear_kernel_equals_enumeration_and_its_finite_differences():
     for j in range(7):
         e = np.zeros(7)
         e[j] = h
-        fd_mean = (naive_softrank_dcg(mean + e, var, gain, w) - naive_softrank_dcg(mean - e, var, gain, w)) / (2 * h)
-        fd_var = (naive_softrank_dcg(mean, var + e, gain, w) - naive_softrank_dcg(mean, var - e, gain, w)) / (2 * h)
+        fd_mean = (
+            naive_softrank_dcg(mean + e, var, gain, w) - naive_softrank_dcg(mean - e, var, gain, w)
+        ) / (2 * h)
+        fd_var = (naive_softrank_dcg(mean, var + e, gain, w) - naive_softrank_dcg(mean, var - e, gain, w)) / (
+            2 * h
+        )
         assert d_mean[j] == pytest.approx(fd_mean, rel=1e-6, abs=1e-9)
         assert d_var[j] == pytest.approx(fd_var, rel=1e-6, abs=1e-9)
 

@@ -199,7 +199,7 @@ def conventions_text(summary: Summary) -> str:
     p = summary.outcome.protocol
     e = summary.empty_fraction
     return "\n".join([
-        ("- **Gain** 2^r − 1, **discount** 1/log2(p + 2) (p = 0-based position), NDCG normalised by the "  # noqa: RUF001
+        ("- **Gain** 2^r − 1, **discount** 1/log2(p + 2) (p = 0-based position), NDCG normalised by the "
         "ideal DCG at the same cutoff; computed by `stochrank.metrics` with explicit arguments for every "
         "method."),
         ("- **Ties** `ties='worst'`: documents with equal scores are ordered lower label first (the "
@@ -208,8 +208,8 @@ def conventions_text(summary: Summary) -> str:
         (f"- **Queries with no relevant document are skipped** (`empty='skip'`) by every metric: they carry "
         "no information about the ranking, and counting them as 1 (LightGBM/XGBoost/CatBoost `eval`) adds "
         f"the same constant to every method. Here {e:.1%} of the {summary.n_queries} test queries are "
-        f"skipped; NDCG in LightGBM's rule is (1 − {e:.3f}) × NDCG + {e:.3f}."),  # noqa: RUF001
-        (f"- **ERR@10**: stop probability R = (2^r − 1) / 2^{_max_grade(p):g} "  # noqa: RUF001
+        f"skipped; NDCG in LightGBM's rule is (1 − {e:.3f}) × NDCG + {e:.3f}."),
+        (f"- **ERR@10**: stop probability R = (2^r − 1) / 2^{_max_grade(p):g} "
         "(the dataset's highest grade). **MRR**: a document is relevant when its label is > 0, full list."),
         ("- **mean ± std** over the selected configuration's (fold, seed) runs, each run the mean over its "
         "test queries. **Δ** is the mean per-query difference from the baseline, queries pooled over folds "
@@ -302,7 +302,7 @@ def champion_text(summary: Summary) -> str:
     return (
         f"\nThe StochasticRank variant with the best mean validation {primary}, `{best.name}` (test "
         f"{best.means[primary]:.4f}), against every other method: mean per-query Δ "
-        f"(`{best.name}` − method) and p-values (paired t / randomization):\n\n"  # noqa: RUF001
+        f"(`{best.name}` − method) and p-values (paired t / randomization):\n\n"
         + markdown_table(["method", f"test {primary}", "Δ", "p"], rows)
     )
 
@@ -312,7 +312,7 @@ def markdown(summary: Summary, curves_png: str | None = None) -> str:
     p = summary.outcome.protocol
     n_runs = len(p.folds) * len(p.seeds)
     parts = [
-        f"Test metrics, mean ± std over {len(p.folds)} fold(s) × {len(p.seeds)} seed(s) = {n_runs} run(s):\n",  # noqa: RUF001
+        f"Test metrics, mean ± std over {len(p.folds)} fold(s) × {len(p.seeds)} seed(s) = {n_runs} run(s):\n",
         metrics_table(summary),
     ]
     if summary.baseline is not None:

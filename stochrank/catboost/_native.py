@@ -102,7 +102,9 @@ class ObjectiveSettings:
 def objective_settings(objective: object) -> ObjectiveSettings:
     """Read what this package uses of ``objective``: a stochrank objective or any protocol callable."""
     if not isinstance(objective, RankingObjective):
-        return ObjectiveSettings(repr(objective), None, getattr(objective, "k", None), "exp", "log", None, None, {})
+        return ObjectiveSettings(
+            repr(objective), None, getattr(objective, "k", None), "exp", "log", None, None, {}
+        )
     params = objective.parameters()
     metric = objective.metric if isinstance(objective, StochasticRankObjective) else None
     return ObjectiveSettings(

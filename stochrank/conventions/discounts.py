@@ -1,5 +1,6 @@
 r"""Position discounts shared by the objectives (StochasticRank, SoftRank, GP-Rank's SoftNDCG) and the
-evaluation metrics (DCG / NDCG)."""
+evaluation metrics (DCG / NDCG).
+"""
 
 from __future__ import annotations
 

@@ -19,7 +19,8 @@ _CACHE_FORMAT = 1
 
 def cache_dir() -> Path:
     """Where parsed files are cached: ``$STOCHRANK_CACHE``, else ``$XDG_CACHE_HOME/stochrank``, else
-    ``~/.cache/stochrank``."""
+    ``~/.cache/stochrank``.
+    """
     if os.environ.get("STOCHRANK_CACHE"):
         return Path(os.environ["STOCHRANK_CACHE"]).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
@@ -30,7 +31,8 @@ def cache_path(
     path: Path, query_file: Path | None, options: tuple[Any, ...], cache: bool | str | os.PathLike[str]
 ) -> Path:
     """``<name>-<digest of what is read and how>-<digest of the files' size and mtime>.npz``: a changed
-    file gets a new name, and :func:`write_cache` deletes the entry it replaces."""
+    file gets a new name, and :func:`write_cache` deletes the entry it replaces.
+    """
     directory = cache_dir() if cache is True else Path(cache).expanduser()
     what = repr(
         (_CACHE_FORMAT, str(path.resolve()), str(query_file.resolve()) if query_file else None, options)
@@ -61,7 +63,8 @@ def read_cache(store: Path) -> tuple[np.ndarray, ...] | None:
 
 def write_cache(store: Path, parsed: tuple[np.ndarray, ...]) -> None:
     """Write atomically (temporary file + rename: safe with parallel workers) and delete the entries of
-    earlier versions of the same file read the same way."""
+    earlier versions of the same file read the same way.
+    """
     try:
         store.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=store.parent, prefix=".tmp-", suffix=".npz")
@@ -84,4 +87,3 @@ def write_cache(store: Path, parsed: tuple[np.ndarray, ...]) -> None:
 
 def _glob_escape(text: str) -> str:
     return re.sub(r"([\[\]*?])", r"[\1]", text)
-

@@ -239,7 +239,8 @@ DATASETS: Mapping[str, DatasetSpec] = MappingProxyType({spec.name: spec for spec
 def data_root(root: str | os.PathLike[str] | None = None) -> Path:
     """The directory that holds the datasets: ``root`` if given, else ``$STOCHRANK_DATA``, else
     ``~/stochrank_data``. Each dataset lives in its official folder below it, e.g.
-    ``<root>/MSLR-WEB30K/Fold1/train.txt`` (see ``DATASETS[name].layouts``)."""
+    ``<root>/MSLR-WEB30K/Fold1/train.txt`` (see ``DATASETS[name].layouts``).
+    """
     if root is None:
         root = os.environ.get("STOCHRANK_DATA") or DEFAULT_ROOT
     return Path(root).expanduser()

@@ -76,7 +76,8 @@ class RankingSplit:
     @property
     def query_index(self) -> np.ndarray:
         """Per-row query number 0, 1, ..., n_queries - 1: sorted and contiguous, so it is safe wherever a
-        library wants a sorted ``qid`` (XGBoost), even when the file's qids are not (MQ2008 Fold4/5)."""
+        library wants a sorted ``qid`` (XGBoost), even when the file's qids are not (MQ2008 Fold4/5).
+        """
         return np.repeat(np.arange(self.group.size, dtype=np.int64), self.group)
 
 
@@ -102,4 +103,3 @@ def split_queries(split: RankingSplit, fraction: float, seed: int = 0) -> tuple[
 def _take_queries(split: RankingSplit, keep: np.ndarray) -> RankingSplit:
     rows = np.repeat(keep, split.group)
     return RankingSplit(split.X[rows], split.y[rows], split.qid[rows], split.group[keep])
-

@@ -23,14 +23,6 @@ __all__ = ["load_svmlight_ranking"]
 _REPEATED_QID = ("new_query", "error")
 
 
-
-
-
-
-
-
-
-
 def load_svmlight_ranking(
     path: str | os.PathLike[str],
     n_features: int | None = None,
@@ -88,9 +80,7 @@ def load_svmlight_ranking(
         file that does not match the rows, unparsable lines, or (``repeated_qid="error"``) split queries.
     """
     check_choice(repeated_qid, "repeated_qid", "load_svmlight_ranking", _REPEATED_QID)
-    check_optional_int(
-        n_features, "n_features", "load_svmlight_ranking", low=1, none_means="from the file"
-    )
+    check_optional_int(n_features, "n_features", "load_svmlight_ranking", low=1, none_means="from the file")
     if dtype not in (np.float32, np.float64):
         raise ValueError(
             "The 'dtype' parameter of load_svmlight_ranking must be np.float32 or np.float64. "
@@ -271,13 +261,3 @@ def _companion_query_file(path: Path) -> Path | None:
 
 
 # -------------------------------------------------------------------------------------------- cache
-
-
-
-
-
-
-
-
-
-

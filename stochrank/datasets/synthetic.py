@@ -104,7 +104,8 @@ def mslr_grades(n_docs: int, rng: np.random.Generator) -> np.ndarray:
 
 def grade_features(labels: np.ndarray, n_features: int, rng: np.random.Generator) -> np.ndarray:
     """float32 features: the first ``max(1, n_features // 4)`` columns are N(0, 1) plus the grade times
-    a strength falling from 1 to 0.1, the rest pure N(0, 1) noise."""
+    a strength falling from 1 to 0.1, the rest pure N(0, 1) noise.
+    """
     X = rng.standard_normal((labels.size, n_features), dtype=np.float32)
     informative = max(1, n_features // 4)
     X[:, :informative] += labels.astype(np.float32)[:, None] * np.linspace(
@@ -118,7 +119,8 @@ def write_svmlight(split: RankingSplit, path: str | os.PathLike[str], decimals: 
     name ends in ``.gz``. Uses :func:`sklearn.datasets.dump_svmlight_file`; zero features are omitted.
 
     Feature values are rounded to ``decimals`` decimals (MSLR's files carry 6), which keeps the file
-    about a third of the size of full float precision; None writes them unrounded."""
+    about a third of the size of full float precision; None writes them unrounded.
+    """
     import gzip
 
     from sklearn.datasets import dump_svmlight_file
@@ -196,7 +198,8 @@ def _order_value(X: np.ndarray, y: np.ndarray, group: np.ndarray, k: int):
 def global_optimum(X: np.ndarray, y: np.ndarray, group: np.ndarray, k: int = 3) -> tuple[float, float]:
     """(max over weak orderings, max over strict orderings) of the mean train NDCG@k with worst-case ties,
     when each distinct row of ``X`` gets one score (exact for one-hot instances; a brute force over
-    ``n!``-ish orderings, so keep the number of distinct rows small)."""
+    ``n!``-ish orderings, so keep the number of distinct rows small).
+    """
     value, n = _order_value(X, y, group, k)
     weak = max(value(levels) for levels in weak_orderings(n))
     strict = max(value(perm) for perm in itertools.permutations(range(n)))
@@ -207,7 +210,8 @@ def optimal_orders(X: np.ndarray, y: np.ndarray, group: np.ndarray, k: int = 3, 
                    ) -> list[tuple[int, ...]]:  # fmt: skip
     """Every strict ordering that reaches the optimum of :func:`global_optimum`, as the rank (0 = shown
     first) of each distinct row of ``X`` in order of first appearance (for the one-hot instances: of each
-    document id). ``PAPER`` gives ``[(0, 1, 2)]``: x1 > x2 > x3."""
+    document id). ``PAPER`` gives ``[(0, 1, 2)]``: x1 > x2 > x3.
+    """
     value, n = _order_value(X, y, group, k)
     values = {perm: value(perm) for perm in itertools.permutations(range(n))}
     best = max(values.values())

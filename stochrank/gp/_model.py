@@ -1,5 +1,6 @@
 """Shared estimator machinery of :class:`SparseGP` and :class:`GPRanker`: input checks, corpus-level
-feature scaling, the paper's per-label prototype initialisation, L-BFGS training and prediction."""
+feature scaling, the paper's per-label prototype initialisation, L-BFGS training and prediction.
+"""
 
 from __future__ import annotations
 
@@ -40,7 +41,9 @@ class SparseGPBase(BaseEstimator):
                   f"{PROTOTYPES_PER_LABEL['prototype']} for 'prototype'")  # fmt: skip
         check_int(self.max_iter, "max_iter", owner, low=1)
         if not isinstance(self.standardize, bool):
-            raise TypeError(f"The 'standardize' parameter of {owner} must be a bool. Got {self.standardize!r}.")
+            raise TypeError(
+                f"The 'standardize' parameter of {owner} must be a bool. Got {self.standardize!r}."
+            )
 
     def _check_X(self, X: Any, *, fitting: bool) -> np.ndarray:
         X = check_array(X, dtype=np.float64, input_name="X")
@@ -266,7 +269,9 @@ class SparseGP(SparseGPBase):
         X = self._check_X(X, fitting=True)
         y = check_array(y, dtype=np.float64, ensure_2d=False, input_name="y")
         if y.ndim != 1 or y.size != X.shape[0]:
-            raise ValueError(f"y must be 1-D with one target per row of X ({X.shape[0]}); got shape {y.shape}.")
+            raise ValueError(
+                f"y must be 1-D with one target per row of X ({X.shape[0]}); got shape {y.shape}."
+            )
         Xs = self._fit_scaler(X)
         self.y_mean_ = float(y.mean())
         spread = float(y.std())

@@ -1,5 +1,6 @@
 """GP-Rank / FITC-Rank (Guiver & Snelson, SIGIR 2008): a sparse GP whose predictive mean and variance
-are the SoftRank score distributions, trained on SoftNDCG by L-BFGS with exact gradients."""
+are the SoftRank score distributions, trained on SoftNDCG by L-BFGS with exact gradients.
+"""
 
 from __future__ import annotations
 
@@ -96,7 +97,8 @@ class SoftNDCG:
 
     def __call__(self, mean: Any, var: Any) -> tuple[float, np.ndarray, np.ndarray]:
         """``(SoftNDCG, dSoftNDCG/dmean, dSoftNDCG/dvar)`` at score means ``mean`` and variances ``var``
-        (one per document, finite, ``var >= 0``)."""
+        (one per document, finite, ``var >= 0``).
+        """
         n = self.gain.size
         mean = check_scores(mean, n, name="mean")
         var = check_variances(var, n, name="var")
@@ -273,7 +275,10 @@ class GPRanker(SparseGPBase):
             iteration = len(self.validation_history_)
             if score > best["score"]:
                 best.update(score=score, theta=theta, iteration=iteration)
-            elif self.early_stopping_rounds is not None and iteration - best["iteration"] >= self.early_stopping_rounds:
+            elif (
+                self.early_stopping_rounds is not None
+                and iteration - best["iteration"] >= self.early_stopping_rounds
+            ):
                 raise StopIteration
 
         def negative(mean: np.ndarray, var: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
@@ -293,7 +298,9 @@ class GPRanker(SparseGPBase):
     def _validation_set(self, eval_set, eval_group, eval_qid, owner):
         if eval_set is None:
             if eval_group is not None or eval_qid is not None:
-                raise ValueError(f"{owner}.fit got eval_group/eval_qid without eval_set; pass eval_set=[(X, y)].")
+                raise ValueError(
+                    f"{owner}.fit got eval_group/eval_qid without eval_set; pass eval_set=[(X, y)]."
+                )
             return None
         if not isinstance(eval_set, (list, tuple)) or len(eval_set) != 1 or len(eval_set[0]) != 2:
             raise ValueError(
@@ -317,7 +324,8 @@ class GPRanker(SparseGPBase):
         """Ranking scores ``mean + alpha * std``; with ``return_std=True`` the predictive
         ``(mean, std)`` instead (scikit-learn's GaussianProcessRegressor protocol, noise included,
         ``alpha`` not applied), which makes a fitted ranker a variance source for
-        ``stochrank.softrank(variance=...)``."""
+        ``stochrank.softrank(variance=...)``.
+        """
         mean, var = self._moments(X)
         std = np.sqrt(var)
         if return_std:

@@ -86,7 +86,8 @@ class GPState:
 
     def bounds(self) -> list[tuple[float | None, float | None]]:
         """L-BFGS-B box for :meth:`pack`: logs kept where exp() neither overflows nor loses the matrices'
-        positive definiteness; prototypes and outputs free."""
+        positive definiteness; prototypes and outputs free.
+        """
         D = self.log_lengthscale.size
         free = self.inducing.size + self.outputs.size
         return (
@@ -100,7 +101,8 @@ class GPState:
     def rescaled(self, factor: float) -> GPState:
         """The same model in output units multiplied by ``factor`` > 0: the kernel (amplitude and linear
         weights), the noise and the FITC jitter scale by factor², the virtual outputs by factor, so the
-        predictive mean scales by factor and the variance by factor² (prototypes and lengthscales stay)."""
+        predictive mean scales by factor and the variance by factor² (prototypes and lengthscales stay).
+        """
         log_f2 = 2.0 * float(np.log(factor))
         return GPState(
             self.log_amplitude + log_f2, self.log_lengthscale.copy(), self.log_linear + log_f2,
@@ -173,9 +175,7 @@ def _kernel_backward(
         g_amp += a_du
         g_lin = g_lin + e_du
         g_inducing = g_inducing + 2.0 * g_diag_u[:, None] * Xu * linear
-    return np.concatenate(
-        ([g_amp], l_uu + l_uf, g_lin, [g_log_noise], g_inducing.ravel(), g_outputs)
-    )
+    return np.concatenate(([g_amp], l_uu + l_uf, g_lin, [g_log_noise], g_inducing.ravel(), g_outputs))
 
 
 def _prototype_moments(state: GPState, X: np.ndarray):
@@ -242,16 +242,15 @@ def _fitc_moments(state: GPState, X: np.ndarray):
         G_uu += (P * g_lam) @ P.T
         # the jitter (FITC_JITTER * mean diag K_uu) I, a function of the diagonal of K_uu
         g_diag_u = np.full(M, FITC_JITTER * np.trace(G_uu) / M)
-        return _kernel_backward(
-            state, X, G_uu, Ruu, G_uf, Ruf, g_diag, g_diag_u, s2 * g_log_noise, g_outputs
-        )
+        return _kernel_backward(state, X, G_uu, Ruu, G_uf, Ruf, g_diag, g_diag_u, s2 * g_log_noise, g_outputs)
 
     return mean, var, backward
 
 
 def posterior(form: str, state: GPState, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(w, P)`` of the predictive moments :math:`\\bar s = k^\\top w`,
-    :math:`v = σ^2 + K(x,x) - k^\\top P k`, from the state and the training inputs."""
+    :math:`v = σ^2 + K(x,x) - k^\\top P k`, from the state and the training inputs.
+    """
     s2 = state.noise
     Kuu, _, Kuf, _, kdiag = _kernel_matrices(state, X)
     M = Kuu.shape[0]

@@ -53,7 +53,7 @@ def _as_float64(typingctx, i):
 
 @intrinsic
 def _fma(typingctx, a, b, c):
-    """a * b + c with one rounding (``llvm.fma``, a single instruction on FMA hardware)."""
+    """A * b + c with one rounding (``llvm.fma``, a single instruction on FMA hardware)."""
 
     def codegen(context, builder, signature, args):
         return builder.fma(*args)

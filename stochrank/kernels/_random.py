@@ -92,7 +92,8 @@ def _log_unit(u: float) -> float:
 @njit(cache=True)
 def _cos_sin_turn(u: float) -> tuple[float, float]:
     """(cos 2 pi u, sin 2 pi u) for u in [0, 1): exact quarter-turn reduction, fdlibm's k_cos.c / k_sin.c
-    polynomials on [-pi/4, pi/4] (< 1 ulp), quadrant by selects."""
+    polynomials on [-pi/4, pi/4] (< 1 ulp), quadrant by selects.
+    """
     j = np.floor(4.0 * u + 0.5)  # nearest quarter turn, 0..4
     y = _TWO_PI * (u - 0.25 * j)  # u - j/4 is exact; |y| <= pi/4
     z = y * y

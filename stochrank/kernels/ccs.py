@@ -89,7 +89,17 @@ def ccs_workspace(n: int) -> tuple[FloatArray, IntArray]:
 
 
 @njit(cache=True)
-def ccs_query(a: FloatArray, z: FloatArray, gain: FloatArray, cont: FloatArray, pos_weight: FloatArray, k: int, sigma: float, shift_invariant: bool, out: FloatArray) -> None:
+def ccs_query(
+    a: FloatArray,
+    z: FloatArray,
+    gain: FloatArray,
+    cont: FloatArray,
+    pos_weight: FloatArray,
+    k: int,
+    sigma: float,
+    shift_invariant: bool,
+    out: FloatArray,
+) -> None:
     """Add one sample's CCS estimate of dE[M]/da for one query to ``out``.
 
     Parameters
@@ -133,7 +143,19 @@ def _last_needed_position(cont: FloatArray, order: IntArray, h: int, K: int, Q: 
 
 
 @njit(cache=True)
-def ccs_query_ws(a: FloatArray, z: FloatArray, gain: FloatArray, cont: FloatArray, pos_weight: FloatArray, k: int, sigma: float, shift_invariant: bool, out: FloatArray, work: FloatArray, order: IntArray) -> None:
+def ccs_query_ws(
+    a: FloatArray,
+    z: FloatArray,
+    gain: FloatArray,
+    cont: FloatArray,
+    pos_weight: FloatArray,
+    k: int,
+    sigma: float,
+    shift_invariant: bool,
+    out: FloatArray,
+    work: FloatArray,
+    order: IntArray,
+) -> None:
     """:func:`ccs_query` with caller-provided scratch from ``ccs_workspace(n)`` (or larger)."""
     n = a.size
     if n == 0:

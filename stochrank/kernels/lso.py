@@ -33,7 +33,9 @@ _INV_SQRT_2PI = 0.3989422804014327
 
 
 @njit(cache=True)
-def lso_query(a: FloatArray, z: FloatArray, gain: FloatArray, pos_weight: FloatArray, sigma: float, out: FloatArray) -> None:
+def lso_query(
+    a: FloatArray, z: FloatArray, gain: FloatArray, pos_weight: FloatArray, sigma: float, out: FloatArray
+) -> None:
     """Add one sample's CCS estimate of dE[DCG-RR]/da for one query (rows in display order) to ``out``.
 
     ``pos_weight`` holds w_c for ranks c = 0..n (zero from rank k on); ``a + sigma * z`` are the noisy

@@ -100,7 +100,8 @@ def _forward(mean: FloatArray, var: FloatArray, j: int, kk: int, pair: FloatArra
 @njit(cache=True)
 def softrank_rank_distribution(mean: FloatArray, var: FloatArray, k: int, out: FloatArray) -> None:
     """Write p_j(r) for every document j and rank r < min(k, n) (k = -1: all n ranks) to ``out``
-    (shape (n, min(k, n)))."""
+    (shape (n, min(k, n))).
+    """
     n = mean.size
     if n == 0:
         return
@@ -113,7 +114,15 @@ def softrank_rank_distribution(mean: FloatArray, var: FloatArray, k: int, out: F
 
 
 @njit(cache=True)
-def softrank_query(mean: FloatArray, var: FloatArray, gain: FloatArray, pos_weight: FloatArray, k: int, d_mean: FloatArray, d_var: FloatArray) -> float:
+def softrank_query(
+    mean: FloatArray,
+    var: FloatArray,
+    gain: FloatArray,
+    pos_weight: FloatArray,
+    k: int,
+    d_mean: FloatArray,
+    d_var: FloatArray,
+) -> float:
     r"""Expected DCG@k of one query under the SoftRank rank distributions, and its exact gradient.
 
     Returns :math:`V = \sum_j g_j \sum_{r<k} p_j(r) w_r` and overwrites ``d_mean[j]`` =
@@ -166,9 +175,21 @@ def softrank_query(mean: FloatArray, var: FloatArray, gain: FloatArray, pos_weig
 
 
 @njit(cache=True, parallel=True)
-def softrank_batch(mean: FloatArray, var: FloatArray, gain: FloatArray, offsets: IntArray, pos_weight: FloatArray, k: int, query_scale: FloatArray, values: FloatArray, d_mean: FloatArray, d_var: FloatArray) -> None:
+def softrank_batch(
+    mean: FloatArray,
+    var: FloatArray,
+    gain: FloatArray,
+    offsets: IntArray,
+    pos_weight: FloatArray,
+    k: int,
+    query_scale: FloatArray,
+    values: FloatArray,
+    d_mean: FloatArray,
+    d_var: FloatArray,
+) -> None:
     """:func:`softrank_query` for every query (``prange`` over queries): ``values[q]`` =
-    ``query_scale[q]`` · V_q, and the rows of q in ``d_mean`` / ``d_var`` are scaled likewise."""
+    ``query_scale[q]`` · V_q, and the rows of q in ``d_mean`` / ``d_var`` are scaled likewise.
+    """
     n_queries = offsets.size - 1
     for qi in prange(n_queries):
         s = offsets[qi]
@@ -182,7 +203,9 @@ def softrank_batch(mean: FloatArray, var: FloatArray, gain: FloatArray, offsets:
 
 
 @njit(cache=True)
-def softrank_linear_query(mean: FloatArray, var: FloatArray, gain: FloatArray, d_mean: FloatArray, d_var: FloatArray) -> float:
+def softrank_linear_query(
+    mean: FloatArray, var: FloatArray, gain: FloatArray, d_mean: FloatArray, d_var: FloatArray
+) -> float:
     r"""Expected DCG of one query under the whole-list linear discount :math:`d(r) = 1 - r/n`, and its
     exact gradient, in O(n²) instead of the recursion's O(n³).
 
@@ -222,10 +245,20 @@ def softrank_linear_query(mean: FloatArray, var: FloatArray, gain: FloatArray, d
 
 
 @njit(cache=True, parallel=True)
-def softrank_linear_batch(mean: FloatArray, var: FloatArray, gain: FloatArray, offsets: IntArray, query_scale: FloatArray, values: FloatArray, d_mean: FloatArray, d_var: FloatArray) -> None:
+def softrank_linear_batch(
+    mean: FloatArray,
+    var: FloatArray,
+    gain: FloatArray,
+    offsets: IntArray,
+    query_scale: FloatArray,
+    values: FloatArray,
+    d_mean: FloatArray,
+    d_var: FloatArray,
+) -> None:
     """:func:`softrank_linear_query` for every query (``prange`` over queries): ``values[q]`` =
     ``query_scale[q]`` · V_q, the rows of q in ``d_mean`` / ``d_var`` scaled likewise; a query with
-    ``query_scale[q] == 0`` is skipped (zeros)."""
+    ``query_scale[q] == 0`` is skipped (zeros).
+    """
     n_queries = offsets.size - 1
     for qi in prange(n_queries):
         s = offsets[qi]

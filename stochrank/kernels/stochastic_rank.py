@@ -58,7 +58,8 @@ class CascadeArrays(NamedTuple):
 
 class SmoothingParams(NamedTuple):
     """How the metric is smoothed and its gradient estimated: noise scale ``sigma``, relevance shift
-    ``mu``, SFA offset ``nu`` and strength ``sfa``, ``n_samples`` draws per call, ``seed`` of the streams."""
+    ``mu``, SFA offset ``nu`` and strength ``sfa``, ``n_samples`` draws per call, ``seed`` of the streams.
+    """
 
     sigma: float
     mu: float
@@ -69,7 +70,19 @@ class SmoothingParams(NamedTuple):
 
 
 @njit(cache=True)
-def _query_gradient(f: FloatArray, r: FloatArray, gain: FloatArray, cont: FloatArray, pos_weight: FloatArray, k: int, kind: int, smoothing: SmoothingParams, call: int, qi: int, out: FloatArray) -> None:
+def _query_gradient(
+    f: FloatArray,
+    r: FloatArray,
+    gain: FloatArray,
+    cont: FloatArray,
+    pos_weight: FloatArray,
+    k: int,
+    kind: int,
+    smoothing: SmoothingParams,
+    call: int,
+    qi: int,
+    out: FloatArray,
+) -> None:
     """One query's ascent direction, written to ``out`` (which also serves as the accumulator)."""
     sigma, mu, nu, sfa, n_samples, seed = smoothing
     n = f.size
@@ -122,7 +135,15 @@ def _query_gradient(f: FloatArray, r: FloatArray, gain: FloatArray, cont: FloatA
 
 
 @njit(cache=True, parallel=True)
-def smoothed_gradient(scores: FloatArray, labels: FloatArray, offsets: IntArray, metric: CascadeArrays, smoothing: SmoothingParams, call: int, out: FloatArray) -> None:
+def smoothed_gradient(
+    scores: FloatArray,
+    labels: FloatArray,
+    offsets: IntArray,
+    metric: CascadeArrays,
+    smoothing: SmoothingParams,
+    call: int,
+    out: FloatArray,
+) -> None:
     """Ascent direction of the smoothed metric for every document (written to ``out``).
 
     ``metric`` is a :class:`CascadeArrays`, ``smoothing`` a :class:`SmoothingParams`; ``call`` selects the
@@ -136,8 +157,17 @@ def smoothed_gradient(scores: FloatArray, labels: FloatArray, offsets: IntArray,
             out[s:e] = 0.0
             continue
         _query_gradient(
-            scores[s:e], labels[s:e], metric.gain[s:e], metric.cont[s:e], metric.pos_weight, metric.k,
-            metric.kind, smoothing, call, qi, out[s:e],
+            scores[s:e],
+            labels[s:e],
+            metric.gain[s:e],
+            metric.cont[s:e],
+            metric.pos_weight,
+            metric.k,
+            metric.kind,
+            smoothing,
+            call,
+            qi,
+            out[s:e],
         )
         out[s:e] *= metric.query_scale[qi]
 
@@ -153,7 +183,16 @@ def langevin_noise(offsets: IntArray, seed: int, call: int) -> FloatArray:
 
 
 @njit(cache=True, parallel=True)
-def booster_gradients(ascent: FloatArray, offsets: IntArray, query_weight: FloatArray, noise: FloatArray, langevin_rate: float, inv_scale: float, grad: FloatArray, hess: FloatArray) -> None:
+def booster_gradients(
+    ascent: FloatArray,
+    offsets: IntArray,
+    query_weight: FloatArray,
+    noise: FloatArray,
+    langevin_rate: float,
+    inv_scale: float,
+    grad: FloatArray,
+    hess: FloatArray,
+) -> None:
     r"""Minimisation gradient and Hessian for a booster.
 
     ``grad = -(w_q \, g + c \sqrt{w_q}\, \xi) \cdot inv\_scale`` and ``hess = w_q``: a unit Hessian per

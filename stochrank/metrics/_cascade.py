@@ -29,7 +29,9 @@ __all__ = ["err", "mrr", "pfound"]
 
 
 @njit(cache=True)
-def _err_query(labels: FloatArray, scores: FloatArray, stop: FloatArray, k: int, ties: int, empty: float) -> float:
+def _err_query(
+    labels: FloatArray, scores: FloatArray, stop: FloatArray, k: int, ties: int, empty: float
+) -> float:
     """ERR@k of one query; ``stop`` holds the stopping probabilities R of its documents."""
     if stop.max() == 0.0:
         return empty
@@ -43,7 +45,9 @@ def _err_query(labels: FloatArray, scores: FloatArray, stop: FloatArray, k: int,
 
 
 @njit(cache=True)
-def _pfound_query(labels: FloatArray, scores: FloatArray, stop: FloatArray, k: int, decay: float, ties: int, empty: float) -> float:
+def _pfound_query(
+    labels: FloatArray, scores: FloatArray, stop: FloatArray, k: int, decay: float, ties: int, empty: float
+) -> float:
     """PFound@k of one query: like ERR, with a per-position continuation ``decay`` instead of 1/(p+1)."""
     if stop.max() == 0.0:
         return empty
@@ -57,7 +61,9 @@ def _pfound_query(labels: FloatArray, scores: FloatArray, stop: FloatArray, k: i
 
 
 @njit(cache=True)
-def _rr_query(labels: FloatArray, scores: FloatArray, threshold: float, k: int, ties: int, empty: float) -> float:
+def _rr_query(
+    labels: FloatArray, scores: FloatArray, threshold: float, k: int, ties: int, empty: float
+) -> float:
     """Reciprocal rank of the first document with label > threshold within the top k (0 if none)."""
     if labels.max() <= threshold:
         return empty
@@ -69,7 +75,15 @@ def _rr_query(labels: FloatArray, scores: FloatArray, threshold: float, k: int, 
 
 
 @njit(cache=True, parallel=True)
-def _err_parallel(labels: FloatArray, scores: FloatArray, stop: FloatArray, offsets: IntArray, k: int, ties: int, empty: float) -> FloatArray:
+def _err_parallel(
+    labels: FloatArray,
+    scores: FloatArray,
+    stop: FloatArray,
+    offsets: IntArray,
+    k: int,
+    ties: int,
+    empty: float,
+) -> FloatArray:
     out = np.empty(offsets.size - 1)
     for q in prange(offsets.size - 1):
         a, b = offsets[q], offsets[q + 1]
@@ -78,7 +92,16 @@ def _err_parallel(labels: FloatArray, scores: FloatArray, stop: FloatArray, offs
 
 
 @njit(cache=True, parallel=True)
-def _pfound_parallel(labels: FloatArray, scores: FloatArray, stop: FloatArray, offsets: IntArray, k: int, decay: float, ties: int, empty: float) -> FloatArray:
+def _pfound_parallel(
+    labels: FloatArray,
+    scores: FloatArray,
+    stop: FloatArray,
+    offsets: IntArray,
+    k: int,
+    decay: float,
+    ties: int,
+    empty: float,
+) -> FloatArray:
     out = np.empty(offsets.size - 1)
     for q in prange(offsets.size - 1):
         a, b = offsets[q], offsets[q + 1]
@@ -87,7 +110,15 @@ def _pfound_parallel(labels: FloatArray, scores: FloatArray, stop: FloatArray, o
 
 
 @njit(cache=True, parallel=True)
-def _rr_parallel(labels: FloatArray, scores: FloatArray, offsets: IntArray, threshold: float, k: int, ties: int, empty: float) -> FloatArray:
+def _rr_parallel(
+    labels: FloatArray,
+    scores: FloatArray,
+    offsets: IntArray,
+    threshold: float,
+    k: int,
+    ties: int,
+    empty: float,
+) -> FloatArray:
     out = np.empty(offsets.size - 1)
     for q in prange(offsets.size - 1):
         a, b = offsets[q], offsets[q + 1]

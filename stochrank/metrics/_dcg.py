@@ -30,13 +30,23 @@ IntArray = npt.NDArray[np.int64]
 
 
 @njit(cache=True)
-def _dcg_query(labels: FloatArray, scores: FloatArray, gains: FloatArray, discount: FloatArray, k: int, ties: int) -> float:
+def _dcg_query(
+    labels: FloatArray, scores: FloatArray, gains: FloatArray, discount: FloatArray, k: int, ties: int
+) -> float:
     """DCG@k of one query; ``discount`` holds at least ``min(k, n)`` position discounts."""
     return ordered_sum(labels, scores, gains, discount[: cutoff(k, scores.size)], ties)
 
 
 @njit(cache=True)
-def _ndcg_query(labels: FloatArray, scores: FloatArray, gains: FloatArray, discount: FloatArray, k: int, ties: int, empty: float) -> float:
+def _ndcg_query(
+    labels: FloatArray,
+    scores: FloatArray,
+    gains: FloatArray,
+    discount: FloatArray,
+    k: int,
+    ties: int,
+    empty: float,
+) -> float:
     """NDCG@k of one query, or ``empty`` when its ideal DCG is 0 (no gain to collect)."""
     n_top = cutoff(k, scores.size)
     ideal = np.sort(gains)[::-1]
@@ -49,7 +59,15 @@ def _ndcg_query(labels: FloatArray, scores: FloatArray, gains: FloatArray, disco
 
 
 @njit(cache=True, parallel=True)
-def _dcg_parallel(labels: FloatArray, scores: FloatArray, gains: FloatArray, offsets: IntArray, discount: FloatArray, k: int, ties: int) -> FloatArray:
+def _dcg_parallel(
+    labels: FloatArray,
+    scores: FloatArray,
+    gains: FloatArray,
+    offsets: IntArray,
+    discount: FloatArray,
+    k: int,
+    ties: int,
+) -> FloatArray:
     out = np.empty(offsets.size - 1)
     for q in prange(offsets.size - 1):
         a, b = offsets[q], offsets[q + 1]
@@ -58,7 +76,16 @@ def _dcg_parallel(labels: FloatArray, scores: FloatArray, gains: FloatArray, off
 
 
 @njit(cache=True, parallel=True)
-def _ndcg_parallel(labels: FloatArray, scores: FloatArray, gains: FloatArray, offsets: IntArray, discount: FloatArray, k: int, ties: int, empty: float) -> FloatArray:
+def _ndcg_parallel(
+    labels: FloatArray,
+    scores: FloatArray,
+    gains: FloatArray,
+    offsets: IntArray,
+    discount: FloatArray,
+    k: int,
+    ties: int,
+    empty: float,
+) -> FloatArray:
     out = np.empty(offsets.size - 1)
     for q in prange(offsets.size - 1):
         a, b = offsets[q], offsets[q + 1]

@@ -49,7 +49,9 @@ def rank_order(labels: FloatArray, scores: FloatArray, ties: int) -> IntArray:
 
 
 @njit(cache=True)
-def ordered_sum(labels: FloatArray, scores: FloatArray, values: FloatArray, pos_weight: FloatArray, ties: int) -> float:
+def ordered_sum(
+    labels: FloatArray, scores: FloatArray, values: FloatArray, pos_weight: FloatArray, ties: int
+) -> float:
     """``sum_p values[order[p]] * pos_weight[p]`` over the ``len(pos_weight)`` top positions.
 
     With ``ties == AVERAGE`` this is the expectation over all orders of tied documents: each run of

@@ -23,7 +23,9 @@ __all__ = ["map", "precision"]
 
 
 @njit(cache=True)
-def _precision_query(labels: FloatArray, scores: FloatArray, threshold: float, k: int, ties: int, empty: float) -> float:
+def _precision_query(
+    labels: FloatArray, scores: FloatArray, threshold: float, k: int, ties: int, empty: float
+) -> float:
     """Share of relevant documents (label > threshold) among the top ``min(k, n)``."""
     relevant = (labels > threshold).astype(np.float64)
     if relevant.max() == 0.0:
@@ -33,7 +35,9 @@ def _precision_query(labels: FloatArray, scores: FloatArray, threshold: float, k
 
 
 @njit(cache=True)
-def _ap_query(labels: FloatArray, scores: FloatArray, threshold: float, k: int, ties: int, empty: float) -> float:
+def _ap_query(
+    labels: FloatArray, scores: FloatArray, threshold: float, k: int, ties: int, empty: float
+) -> float:
     """Average precision@k with LightGBM's ``map@k`` normaliser ``min(#relevant, k)``."""
     n_relevant = 0
     for i in range(labels.size):
@@ -51,7 +55,15 @@ def _ap_query(labels: FloatArray, scores: FloatArray, threshold: float, k: int, 
 
 
 @njit(cache=True, parallel=True)
-def _precision_parallel(labels: FloatArray, scores: FloatArray, offsets: IntArray, threshold: float, k: int, ties: int, empty: float) -> FloatArray:
+def _precision_parallel(
+    labels: FloatArray,
+    scores: FloatArray,
+    offsets: IntArray,
+    threshold: float,
+    k: int,
+    ties: int,
+    empty: float,
+) -> FloatArray:
     out = np.empty(offsets.size - 1)
     for q in prange(offsets.size - 1):
         a, b = offsets[q], offsets[q + 1]
@@ -60,7 +72,15 @@ def _precision_parallel(labels: FloatArray, scores: FloatArray, offsets: IntArra
 
 
 @njit(cache=True, parallel=True)
-def _ap_parallel(labels: FloatArray, scores: FloatArray, offsets: IntArray, threshold: float, k: int, ties: int, empty: float) -> FloatArray:
+def _ap_parallel(
+    labels: FloatArray,
+    scores: FloatArray,
+    offsets: IntArray,
+    threshold: float,
+    k: int,
+    ties: int,
+    empty: float,
+) -> FloatArray:
     out = np.empty(offsets.size - 1)
     for q in prange(offsets.size - 1):
         a, b = offsets[q], offsets[q + 1]

@@ -120,15 +120,19 @@ class RankingObjective(ABC, Generic[E]):
     @abstractmethod
     def _ascent(self, scores: FloatArray, info: DatasetInfo, encoding: E, call: int) -> FloatArray:
         """Ascent direction of the metric at ``scores`` (without weights or SGLB); ``call`` is the
-        0-based booster call of the current run."""
+        0-based booster call of the current run.
+        """
 
     def _check_start(self, info: DatasetInfo, preds: FloatArray) -> None:
         """Warn about the booster's starting scores (first call on a dataset); nothing by default."""
 
     # ------------------------------------------------------------------ booster call
-    def __call__(self, a: Any, b: Any, weight: Any = None, group: Any = None) -> tuple[FloatArray, FloatArray]:
+    def __call__(
+        self, a: Any, b: Any, weight: Any = None, group: Any = None
+    ) -> tuple[FloatArray, FloatArray]:
         """Booster entry point: ``(preds, Dataset | DMatrix | RankingTarget)`` or
-        ``(y_true, y_pred, weight, group)``."""
+        ``(y_true, y_pred, weight, group)``.
+        """
         booster_call = self._cache.unpack(a, b, weight, group)
         info, preds = booster_call.info, booster_call.preds
         run = booster_call.entry.state

@@ -13,7 +13,9 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-def documented(common_doc: str, renamed: Mapping[str, str] | None = None) -> Callable[[Callable[P, R]], Callable[P, R]]:
+def documented(
+    common_doc: str, renamed: Mapping[str, str] | None = None
+) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """Decorate a constructor: put ``common_doc`` in place of ``    {common}`` in its docstring and reject
     unknown keyword arguments with a suggestion (CatBoost silently ignores typos).
 

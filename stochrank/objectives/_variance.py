@@ -10,7 +10,14 @@ import numpy.typing as npt
 
 from .._validation import as_float_array, check_variances
 
-__all__ = ["OWNER", "VarianceModel", "VarianceSpec", "check_variance_array", "check_variance_model", "variances"]
+__all__ = [
+    "OWNER",
+    "VarianceModel",
+    "VarianceSpec",
+    "check_variance_array",
+    "check_variance_model",
+    "variances",
+]
 
 OWNER = "stochrank.softrank"
 FloatArray = npt.NDArray[np.float64]
@@ -24,7 +31,7 @@ class VarianceModel(Protocol):
     ``predict(X, return_std=True) -> (mean, std)``.
     """
 
-    def predict(self, X: Any, return_std: bool = ...) -> Any: ...  # noqa: D102
+    def predict(self, X: Any, return_std: bool = ...) -> Any: ...
 
 
 VarianceSpec = float | FloatArray | VarianceModel | None

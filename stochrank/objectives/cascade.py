@@ -87,7 +87,13 @@ class CascadeMetric(ABC):
             # Threshold metrics: a query counts when it has something to show.
             active = np.maximum.reduceat(gain > 0, offsets[:-1]) if labels.size else np.zeros(0, bool)
         return CascadeArrays(
-            gain, cont, scale, np.ascontiguousarray(active), pos_weight, -1 if self.k is None else self.k, self.kind
+            gain,
+            cont,
+            scale,
+            np.ascontiguousarray(active),
+            pos_weight,
+            -1 if self.k is None else self.k,
+            self.kind,
         )
 
 

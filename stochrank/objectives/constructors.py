@@ -94,6 +94,7 @@ def ndcg(
         NDCG(k, gain, discount), Smoothing(sigma, mu, nu, sfa, n_samples, seed, owner), sglb
     )
 
+
 @_documented
 def dcg(
     k: int | None = None,
@@ -125,6 +126,7 @@ def dcg(
     return StochasticRankObjective(
         DCG(k, gain, discount), Smoothing(sigma, mu, nu, sfa, n_samples, seed, owner), sglb
     )
+
 
 @_documented
 def err(
@@ -164,6 +166,7 @@ def err(
     return StochasticRankObjective(
         ERR(k, max_grade), Smoothing(sigma, mu, nu, sfa, n_samples, seed, owner), sglb
     )
+
 
 @_documented
 def pfound(
@@ -205,6 +208,7 @@ def pfound(
         PFound(k, max_grade, decay), Smoothing(sigma, mu, nu, sfa, n_samples, seed, owner), sglb
     )
 
+
 @_documented
 def mrr(
     k: int | None = None,
@@ -242,6 +246,7 @@ def mrr(
     return StochasticRankObjective(
         MRR(k, threshold), Smoothing(sigma, mu, nu, sfa, n_samples, seed, owner), sglb
     )
+
 
 @_documented
 def lso(
@@ -288,4 +293,3 @@ def lso(
     return StochasticRankObjective(
         LSO(k, gain, discount, order), Smoothing(sigma, 0.0, nu, sfa, n_samples, seed, owner), sglb
     )
-

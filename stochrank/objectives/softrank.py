@@ -77,7 +77,11 @@ class SoftRankConfig:
         check_choice(self.gain, "gain", OWNER, ("exp", "linear"))
         check_choice(self.discount, "discount", OWNER, ("log", "position"))
         chosen = self.discount if self.train_discount is None else self.train_discount
-        set_(self, "train_discount", check_choice(chosen, "train_discount", OWNER, ("log", "position", "linear")))
+        set_(
+            self,
+            "train_discount",
+            check_choice(chosen, "train_discount", OWNER, ("log", "position", "linear")),
+        )
         if self.train_discount == "linear" and self.k is None:
             raise ValueError(
                 f"train_discount='linear' of {OWNER} is D(r) = 1 - r/k and needs a cut-off: pass k (e.g. k=10)."
@@ -106,7 +110,8 @@ def _variance_spec(variance: Any) -> VarianceSpec:
 
 class _Encoding(NamedTuple):
     """Per-dataset arrays: gains (zero in queries whose NDCG cannot change), training discount,
-    1/IDCG per query, score variance per document, and the kernel's work size."""
+    1/IDCG per query, score variance per document, and the kernel's work size.
+    """
 
     gain: FloatArray
     pos_weight: FloatArray
@@ -133,7 +138,9 @@ class SoftRankObjective(RankingObjective[_Encoding]):
         if not isinstance(config, SoftRankConfig):
             raise TypeError(f"'config' must be a SoftRankConfig; got {config!r}.")
         if sglb is not None and not isinstance(sglb, SGLB):
-            raise TypeError(f"The 'sglb' parameter of {OWNER} must be stochrank.SGLB(...) or None; got {sglb!r}.")
+            raise TypeError(
+                f"The 'sglb' parameter of {OWNER} must be stochrank.SGLB(...) or None; got {sglb!r}."
+            )
         super().__init__()
         # Validated again: this is also the path of deep copies and unpickling (LightGBM deep-copies the
         # objective for every run), whose arrays come back writeable and whose fields bypassed the checks.
@@ -172,7 +179,9 @@ class SoftRankObjective(RankingObjective[_Encoding]):
         return "softrank"
 
     def __repr__(self) -> str:
-        fields = ", ".join(f"{f.name}={getattr(self.config, f.name)!r}" for f in dataclasses.fields(SoftRankConfig))
+        fields = ", ".join(
+            f"{f.name}={getattr(self.config, f.name)!r}" for f in dataclasses.fields(SoftRankConfig)
+        )
         return f"stochrank.softrank({fields}, sglb={self._sglb!r})"
 
     # ------------------------------------------------------------------ encoding
@@ -236,7 +245,9 @@ class SoftRankObjective(RankingObjective[_Encoding]):
         return self._batch(scores, offsets, self._encode(labels, offsets, variance))
 
 
-def _check_zero_variance(variance: FloatArray, offsets: npt.NDArray[np.int64], active: npt.NDArray[np.bool_]) -> None:
+def _check_zero_variance(
+    variance: FloatArray, offsets: npt.NDArray[np.int64], active: npt.NDArray[np.bool_]
+) -> None:
     zero = variance == 0.0
     if not zero.any():
         return
@@ -257,7 +268,9 @@ def _check_features(X: Any, n: int) -> np.ndarray:
     try:
         features = np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"'X' must be a 2-D array of numeric features; got {type(X).__name__}: {exc}") from None
+        raise TypeError(
+            f"'X' must be a 2-D array of numeric features; got {type(X).__name__}: {exc}"
+        ) from None
     if features.ndim != 2:
         raise ValueError(
             f"'X' must be 2-D (one row of features per document); got shape {features.shape}. "
@@ -373,7 +386,9 @@ def softrank(
     config = SoftRankConfig(k, sigma, variance, gain, discount, train_discount, seed)
     if check_choice(method, "method", OWNER, ("exact", "ccs")) == "exact":
         if n_samples != 1:
-            raise ValueError(f"n_samples of {OWNER} applies to method='ccs' only: the exact method draws no samples.")
+            raise ValueError(
+                f"n_samples of {OWNER} applies to method='ccs' only: the exact method draws no samples."
+            )
         return SoftRankObjective(config, sglb)
     if config.variance is not None and not isinstance(config.variance, float):
         raise ValueError(

@@ -133,13 +133,17 @@ class StochasticRankObjective(RankingObjective[CascadeArrays]):
             if not (f.name == "mu" and isinstance(self.target, LSO)):
                 fields[f.name] = getattr(self.smoothing, f.name)
         fields["sglb"] = self._sglb
-        return f"stochrank.{self.target.name}({', '.join(f'{key}={value!r}' for key, value in fields.items())})"
+        return (
+            f"stochrank.{self.target.name}({', '.join(f'{key}={value!r}' for key, value in fields.items())})"
+        )
 
     # ------------------------------------------------------------------ gradients
     def _prepare(self, booster_call: BoosterCall[TrainingRun[CascadeArrays]]) -> CascadeArrays:
         return self.target.encode(booster_call.info.labels, booster_call.info.offsets)
 
-    def _ascent(self, scores: FloatArray, info: DatasetInfo, encoding: CascadeArrays, call: int) -> FloatArray:
+    def _ascent(
+        self, scores: FloatArray, info: DatasetInfo, encoding: CascadeArrays, call: int
+    ) -> FloatArray:
         out = np.empty(scores.size)
         run_parallel(
             smoothed_gradient, scores.size,
@@ -162,7 +166,12 @@ class StochasticRankObjective(RankingObjective[CascadeArrays]):
         return self._ascent(scores, info, self.target.encode(labels, offsets), call)
 
     def _check_start(self, info: DatasetInfo, preds: FloatArray) -> None:
-        if self.target.kind != KIND_RANKING and info.library == "xgboost" and preds.size and np.all(preds == 0.5):
+        if (
+            self.target.kind != KIND_RANKING
+            and info.library == "xgboost"
+            and preds.size
+            and np.all(preds == 0.5)
+        ):
             warnings.warn(
                 "XGBoost starts every score at base_score=0.5, so lso() begins with every document shown. "
                 "Pass base_score=0 to xgb.train (stochrank.xgboost.XGBRanker does this by default).",
