@@ -117,3 +117,42 @@ def variances(
         )
     std = as_float_array(predicted[1], "the variance model's predicted std", n)
     return check_variances(std * std, n, what="The variance model's predicted variance")
+
+
+def check_zero_variance(
+    variance: FloatArray, offsets: npt.NDArray[np.int64], active: npt.NDArray[np.bool_]
+) -> None:
+    zero = variance == 0.0
+    if not zero.any():
+        return
+    per_query = np.add.reduceat(zero.astype(np.int64), offsets[:-1]) if zero.size else zero
+    bad = np.flatnonzero((per_query >= 2) & active)
+    if bad.size:
+        q = int(bad[0])
+        rows = offsets[q] + np.flatnonzero(zero[offsets[q] : offsets[q + 1]])[:2]
+        raise ValueError(
+            f"Rows {rows[0]} and {rows[1]} (query {q}) both have score variance 0: their SoftRank pairwise "
+            "probability is then a step in the score difference, with no gradient and undefined at a tie "
+            "(where boosting starts). Floor the variances, e.g. variance = np.maximum(variance, 1e-6)."
+        )
+
+
+def check_features(X: Any, n: int) -> np.ndarray:
+    """``X`` of :meth:`SoftRankObjective.value_and_gradient`: float64, 2-D, one row per document."""
+    try:
+        features = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"'X' must be a 2-D array of numeric features; got {type(X).__name__}: {exc}"
+        ) from None
+    if features.ndim != 2:
+        raise ValueError(
+            f"'X' must be 2-D (one row of features per document); got shape {features.shape}. "
+            "For a single feature pass X.reshape(-1, 1)."
+        )
+    if features.shape[0] != n:
+        raise ValueError(
+            f"'X' has {features.shape[0]} rows but there are {n} documents (labels); pass the features of "
+            "the same documents, row-aligned with scores and labels."
+        )
+    return features

@@ -41,8 +41,10 @@ from ._variance import (
     OWNER,
     VarianceModel,
     VarianceSpec,
+    check_features,
     check_variance_array,
     check_variance_model,
+    check_zero_variance,
     variances,
 )
 from .constructors import ndcg
@@ -195,7 +197,7 @@ class SoftRankObjective(RankingObjective[_Encoding]):
         # SoftRank's marginals are not exactly doubly stochastic, so a query of equal labels would get a
         # (spurious) gradient: queries whose NDCG cannot change are left out by zeroing their gains.
         gain = np.where(np.repeat(active, sizes), gain, 0.0)
-        _check_zero_variance(variance, offsets, active)
+        check_zero_variance(variance, offsets, active)
         eff = np.minimum(sizes, sizes if k is None else k)
         return _Encoding(gain, pos_weight, scale, variance, int(np.sum(sizes * eff)))
 
@@ -240,48 +242,9 @@ class SoftRankObjective(RankingObjective[_Encoding]):
         labels = check_labels(labels, None, OWNER, low=-np.inf)
         scores = check_scores(scores, labels.size)
         offsets = offsets_from_sizes(group, labels.size)
-        features = None if X is None else _check_features(X, labels.size)
+        features = None if X is None else check_features(X, labels.size)
         variance = variances(self.config.variance, self.config.sigma, labels.size, features, "no X was given")
         return self._batch(scores, offsets, self._encode(labels, offsets, variance))
-
-
-def _check_zero_variance(
-    variance: FloatArray, offsets: npt.NDArray[np.int64], active: npt.NDArray[np.bool_]
-) -> None:
-    zero = variance == 0.0
-    if not zero.any():
-        return
-    per_query = np.add.reduceat(zero.astype(np.int64), offsets[:-1]) if zero.size else zero
-    bad = np.flatnonzero((per_query >= 2) & active)
-    if bad.size:
-        q = int(bad[0])
-        rows = offsets[q] + np.flatnonzero(zero[offsets[q] : offsets[q + 1]])[:2]
-        raise ValueError(
-            f"Rows {rows[0]} and {rows[1]} (query {q}) both have score variance 0: their SoftRank pairwise "
-            "probability is then a step in the score difference, with no gradient and undefined at a tie "
-            "(where boosting starts). Floor the variances, e.g. variance = np.maximum(variance, 1e-6)."
-        )
-
-
-def _check_features(X: Any, n: int) -> np.ndarray:
-    """``X`` of :meth:`SoftRankObjective.value_and_gradient`: float64, 2-D, one row per document."""
-    try:
-        features = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(
-            f"'X' must be a 2-D array of numeric features; got {type(X).__name__}: {exc}"
-        ) from None
-    if features.ndim != 2:
-        raise ValueError(
-            f"'X' must be 2-D (one row of features per document); got shape {features.shape}. "
-            "For a single feature pass X.reshape(-1, 1)."
-        )
-    if features.shape[0] != n:
-        raise ValueError(
-            f"'X' has {features.shape[0]} rows but there are {n} documents (labels); pass the features of "
-            "the same documents, row-aligned with scores and labels."
-        )
-    return features
 
 
 # ---------------------------------------------------------------------- constructor
