@@ -14,8 +14,10 @@ __all__ = [
     "OWNER",
     "VarianceModel",
     "VarianceSpec",
+    "check_features",
     "check_variance_array",
     "check_variance_model",
+    "check_zero_variance",
     "variances",
 ]
 
