@@ -73,7 +73,8 @@ class GradCase:
 
 GRAD_CASES = [
     GradCase("ndcg(5) (exp gain, the default)", "graded", lambda **kw: stochrank.ndcg(5, **kw), "parity"),
-    GradCase("ndcg(5, gain='linear')", "graded", lambda **kw: stochrank.ndcg(5, gain="linear", **kw), "parity"),
+    GradCase("ndcg(5, gain='linear')", "graded",
+             lambda **kw: stochrank.ndcg(5, gain="linear", **kw), "parity"),
     GradCase("ndcg(discount='position', mu=0.5)", "graded",
              lambda **kw: stochrank.ndcg(discount="position", mu=0.5, **kw), "parity"),
     GradCase("dcg(3, sfa=0)", "graded", lambda **kw: stochrank.dcg(3, sfa=0.0, **kw), "parity"),
@@ -132,10 +133,10 @@ def gradient_level(quick: bool) -> tuple[str, list[str]]:
             sr_tol = np.sqrt(fd_se**2 + s1**2 / N_SR) + bias
             cb_tol = np.sqrt(fd_se**2 + s1_cb**2 / n_cb) + bias
             notes.append(
-                f"`{case.name}` against central finite differences of E[NDCG@5(f + σε)] (common random numbers, "
-                f"h = 0.05σ): stochrank max |diff| {np.abs(sr - fd).max():.2e} = {np.max(np.abs(sr - fd) / sr_tol):.1f} "
-                f"SE, CatBoost {np.abs(cb - fd).max():.2e} = {np.max(np.abs(cb - fd) / cb_tol):.1f} SE (each in "
-                "units of its own standard error)."
+                f"`{case.name}` against central finite differences of E[NDCG@5(f + σε)] (common random "
+                f"numbers, h = 0.05σ): stochrank max |diff| {np.abs(sr - fd).max():.2e} = "
+                f"{np.max(np.abs(sr - fd) / sr_tol):.1f} SE, CatBoost {np.abs(cb - fd).max():.2e} = "
+                f"{np.max(np.abs(cb - fd) / cb_tol):.1f} SE (each in units of its own standard error)."
             )  # fmt: skip
     table = markdown_table(
         ["objective (CatBoost loss via `native_loss`)", "expected", "max \\|CatBoost − stochrank\\|",
@@ -166,7 +167,10 @@ class Dataset:
 
 
 def test_metrics(ds: Dataset, test: RankingSplit, scores: np.ndarray) -> tuple[float, float, float]:
-    """NDCG@5 (the objective's gain), ERR and MRR (label > 0) with CatBoost's conventions (worst-case ties)."""
+    """NDCG@5 (the objective's gain), ERR and MRR (label > 0) with CatBoost's conventions.
+
+    Ties count worst-case, as CatBoost's metrics do.
+    """
     m = stochrank.metrics
     gain = ds.objective.get("gain", "exp")
     return (
@@ -179,7 +183,10 @@ def test_metrics(ds: Dataset, test: RankingSplit, scores: np.ndarray) -> tuple[f
 def train_one(
     engine: str, sglb: bool, ds: Dataset, train: RankingSplit, seed: int, hp: dict[str, Any], **tree: Any
 ) -> tuple[Callable[[np.ndarray], np.ndarray], float]:
-    """Fit one model (``tree``: extra CatBoost tree settings); returns (features -> scores, ms per iteration)."""
+    """Fit one model (``tree``: extra CatBoost tree settings).
+
+    Returns (features -> scores, ms per iteration).
+    """
     objective = stochrank.ndcg(5, seed=seed, sglb=stochrank.SGLB() if sglb else None, **ds.objective)
     t0 = time.perf_counter()
     if engine == "lightgbm":
@@ -221,7 +228,8 @@ def training_level(ds: Dataset, seeds: list[int], hp: dict[str, Any]) -> tuple[s
                     ms.setdefault((engine, sglb), []).append(per_it)
             results[engine, sglb] = out
             print(f"[{ds.name}] {engine:9s} sglb={sglb!s:5s} NDCG@5 {out[..., 0].mean():.4f} ± "
-                  f"{out[..., 0].std(ddof=1):.4f}, {np.median(ms[engine, sglb]):.1f} ms/iteration", flush=True)  # fmt: skip
+                  f"{out[..., 0].std(ddof=1):.4f}, {np.median(ms[engine, sglb]):.1f} "
+                  "ms/iteration", flush=True)  # fmt: skip
     rows = []
     for sglb in (False, True):
         for engine, label in ENGINES:
@@ -277,7 +285,8 @@ def tree_learner_check(ds: Dataset, seeds: list[int], hp: dict[str, Any], result
         runs[label] = out
         print(f"[{ds.name}] trees: {label}: NDCG@5 {out.mean():.4f}", flush=True)
     rows = []
-    names = [("default", "CatBoost default: symmetric, MVS 0.8, random_strength 1"), *[(t, t) for t, _ in TREE_LEARNERS],
+    names = [("default", "CatBoost default: symmetric, MVS 0.8, random_strength 1"),
+             *[(t, t) for t, _ in TREE_LEARNERS],
              ("lightgbm", "LightGBM (leaf-wise, 64 leaves, min 20 docs per leaf)")]  # fmt: skip
     ref = runs["lightgbm"]
     for key, label in names:
@@ -305,9 +314,10 @@ def external_overhead(train: RankingSplit, hp: dict[str, Any]) -> str:
     t = ranker.timing_
     per = {key: t[key] / t["iterations"] * 1e3 for key in ("objective", "tree", "predict")}
     return (
-        f"One stochrank-on-CatBoost iteration on MQ2008 fold 1 ({train.y.size} rows, depth {hp['depth']}, 1 thread): "
-        f"stochrank gradient {per['objective']:.2f} ms, CatBoost one-tree fit (Python loss reading the gradient "
-        f"table, Pool quantized once) {per['tree']:.2f} ms, per-tree prediction {per['predict']:.2f} ms."
+        f"One stochrank-on-CatBoost iteration on MQ2008 fold 1 ({train.y.size} rows, depth {hp['depth']}, 1 "
+        f"thread): stochrank gradient {per['objective']:.2f} ms, CatBoost one-tree fit (Python loss reading "
+        f"the gradient table, Pool quantized once) {per['tree']:.2f} ms, per-tree prediction "
+        f"{per['predict']:.2f} ms."
     )
 
 
@@ -324,13 +334,15 @@ def mc_draw_check(ds: Dataset, seeds: list[int], hp: dict[str, Any]) -> str:
                 objective = stochrank.ndcg(5, seed=seed, n_samples=n_samples, **ds.objective)
                 ranker = CatBoostRanker(objective, engine=engine, iterations=hp["iterations"],
                                         learning_rate=hp["learning_rate"], depth=hp["depth"],
-                                        l2_leaf_reg=hp["l2_leaf_reg"], thread_count=1, random_seed=seed)  # fmt: skip
+                                        l2_leaf_reg=hp["l2_leaf_reg"], thread_count=1,
+                                        random_seed=seed)  # fmt: skip
                 ranker.fit(train.X, train.y, group_id=train.query_index)
                 vals.append(test_metrics(ds, test, ranker.predict(test.X))[0])
             means[engine] = (np.mean(vals), np.std(vals, ddof=1))
         d = means["stochrank"][0] - means["native"][0]
         se = math.sqrt((means["stochrank"][1] ** 2 + means["native"][1] ** 2) / len(seeds))
-        rows.append([str(n_samples), *(f"{means[e][0]:.4f} ± {means[e][1]:.4f}" for e in ("native", "stochrank")),
+        rows.append([str(n_samples),
+                     *(f"{means[e][0]:.4f} ± {means[e][1]:.4f}" for e in ("native", "stochrank")),
                      f"{d:+.4f} ({d / se:+.1f} SE)"])  # fmt: skip
     return markdown_table(["n_samples", "CatBoost native", "stochrank on CatBoost trees", "difference"], rows)
 
@@ -351,8 +363,8 @@ def main() -> None:
         (load_mq2008(f, "train"), load_mq2008(f, "test")) for f in ((1,) if quick else (1, 2, 3, 4, 5))
     ]
     mq = Dataset("MQ2008", mq_folds, {}, max_grade=2.0)
-    qw = Dataset("CatBoost query-wise", [(load_querywise("train"), load_querywise("test"))], {"gain": "linear"},
-                 max_grade=None)  # fmt: skip
+    qw = Dataset("CatBoost query-wise", [(load_querywise("train"), load_querywise("test"))],
+                 {"gain": "linear"}, max_grade=None)  # fmt: skip
     mq_table, mq_diffs, mq_results = training_level(mq, seeds, hp)
     trees = tree_learner_check(mq, seeds, hp, mq_results)
     qw_table, qw_diffs, _ = training_level(qw, seeds, hp)

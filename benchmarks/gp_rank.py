@@ -22,7 +22,8 @@ Protocol (5 folds of MQ2008; train / vali / test):
 
 NDCG is LightGBM's convention (exp gain, ties in input order, a query without relevant documents counts 1).
 
-Run: ``nice -n 5 python benchmarks/gp_rank.py`` (``--quick``: Fold 1, one trial, short runs; neither RESULTS.md nor the figure).
+Run: ``nice -n 5 python benchmarks/gp_rank.py`` (``--quick``: Fold 1, one trial, short runs; neither
+RESULTS.md nor the figure).
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ def train_lightgbm(objective, learning_rate, train, vali, rounds, patience):
     dtrain = lgb.Dataset(train.X, train.y, group=train.group, free_raw_data=False)
     dvali = lgb.Dataset(vali.X, vali.y, group=vali.group, reference=dtrain)
     booster = lgb.train(
-        {**LGB_PARAMS, "learning_rate": learning_rate, "objective": objective, "metric": "ndcg", "eval_at": [5]},
+        {**LGB_PARAMS, "learning_rate": learning_rate, "objective": objective, "metric": "ndcg",
+         "eval_at": [5]},
         dtrain,
         num_boost_round=rounds, valid_sets=[dvali],
         callbacks=[lgb.early_stopping(patience, first_metric_only=True, verbose=False)],
@@ -136,7 +138,7 @@ def plot(alpha_runs):
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, len(alpha_runs), figsize=(5.5 * len(alpha_runs), 4), sharey=True)
-    for ax, (label, runs) in zip(np.atleast_1d(axes), alpha_runs.items()):
+    for ax, (label, runs) in zip(np.atleast_1d(axes), alpha_runs.items(), strict=True):
         alphas = sorted(runs)
         for split, style in (("train", "-"), ("vali", "--"), ("test", ":")):
             values = np.array([[r[split] for r in runs[a]] for a in alphas])
@@ -195,13 +197,14 @@ def main() -> None:
     plot(alpha_runs)
     body = "\n".join([
         section_header("8. GP-Rank / FITC-Rank and SoftRank on MQ2008"),
-        (f"Wall time {wall / 60:.1f} min ({len(folds)} folds, {args.trials} GPRanker trials per fold and form). "
-        "Protocol in the docstring of `benchmarks/gp_rank.py`: LightGBM `num_leaves=15, min_data_in_leaf=50`, "
-        "learning rate from {0.03, 0.1, 0.3} by mean vali NDCG@5 per objective, early stopping on vali NDCG@5; GPRanker with the paper's defaults, best vali iterate, best of "
+        (f"Wall time {wall / 60:.1f} min ({len(folds)} folds, {args.trials} GPRanker trials per fold and "
+        "form). Protocol in the docstring of `benchmarks/gp_rank.py`: LightGBM `num_leaves=15, "
+        "min_data_in_leaf=50`, learning rate from {0.03, 0.1, 0.3} by mean vali NDCG@5 per objective, "
+        "early stopping on vali NDCG@5; GPRanker with the paper's defaults, best vali iterate, best of "
         f"{args.trials} initialisations by vali NDCG@5. Mean ± std over the folds."),
         "", table, "",
-        ("**Risk-adjusted ranking** (paper Fig. 2): NDCG@5 of `mean + alpha·std`, for each alpha the trial with "
-        "the best vali NDCG@5 at that alpha; train / vali / test, mean ± std over folds."),
+        ("**Risk-adjusted ranking** (paper Fig. 2): NDCG@5 of `mean + alpha·std`, for each alpha the trial "
+        "with the best vali NDCG@5 at that alpha; train / vali / test, mean ± std over folds."),
         "", alpha_table, "",
         "Scale of the uncertainty: median predictive std / std of the predictive means over the test "
         "documents (alpha = 0 models, mean over folds): "

@@ -219,25 +219,29 @@ def main() -> None:
         [
             section_header("1. Gradient throughput (one sample, MSLR-shaped synthetic data)"),
             (
-                f"Queries × ~120 documents (sizes N(120, 30²), grades 0–4 at 52/32/13/2/1 %), no features; 1 noise sample; "
-                f"Numba threads as listed (the argsort uses the same count). Median of {args.reps} interleaved repetitions. "
-                "Scores are mid-training: 0.5·label + N(0, 1)."
+                "Queries × ~120 documents (sizes N(120, 30²), grades 0–4 at 52/32/13/2/1 %), no features; 1 "
+                "noise sample; Numba threads as listed (the argsort uses the same count). Median of "
+                f"{args.reps} interleaved repetitions. Scores are mid-training: 0.5·label + N(0, 1)."
             ),
             "",
             mid_table,
             "",
-            f"Goal (booster call ≤ {GOAL_RATIO:g}× argsort): **{verdict}**; ratios {min(ratios):.2f}–{max(ratios):.2f}×.",
+            (
+                f"Goal (booster call ≤ {GOAL_RATIO:g}× argsort): **{verdict}**; "
+                f"ratios {min(ratios):.2f}–{max(ratios):.2f}×."
+            ),
             "",
             "Iteration 0 (all scores zero, as LightGBM's first call without `init_score`), booster call:",
             "",
             zero_table,
             "",
             (
-                f"Stage breakdown, {args.breakdown_queries:,} queries ({labels.size:,} docs), mid-training scores, 1 thread; "
-                "each stage includes the ones above it (stochrank's private kernels `fill_normal`, `top_order`, `ccs_query` "
-                "driven by benchmark-local `prange` loops). For mrr() (k = None) the benchmark's order stage is a full "
-                "sort, an upper bound: `ccs_query` itself sorts only down to the second relevant document, which is "
-                "why mrr's '+ CCS' row can come out below its '+ order' row; mrr(k=10) is shown for contrast:"
+                f"Stage breakdown, {args.breakdown_queries:,} queries ({labels.size:,} docs), mid-training "
+                "scores, 1 thread; each stage includes the ones above it (stochrank's private kernels "
+                "`fill_normal`, `top_order`, `ccs_query` driven by benchmark-local `prange` loops). For "
+                "mrr() (k = None) the benchmark's order stage is a full sort, an upper bound: `ccs_query` "
+                "itself sorts only down to the second relevant document, which is why mrr's '+ CCS' row can "
+                "come out below its '+ order' row; mrr(k=10) is shown for contrast:"
             ),
             "",
             stage_table,

@@ -185,10 +185,11 @@ def main() -> None:
             section_header("3. Cost against query length (ndcg@10, mrr, whole-list ndcg)"),
             (
                 f"Queries of exactly n documents, ~{args.docs:,} documents per point (whole-list ndcg: "
-                f"min({args.docs:,}, {args.full_budget:.0e} / n), at least 4 queries), grades 0–4 MSLR-skewed, mid-training "
-                f"scores, no features; 1 Numba thread; booster call `obj(preds, lgb.Dataset)`, one sample; median of "
-                f"{args.reps} interleaved repetitions. Expected per-query slopes: 1 for ndcg@10 and mrr (O(n·k) work plus an "
-                "O(n) selection), 2 for the whole list (O(n²)), ~1.1 for argsort (O(n log n))."
+                f"min({args.docs:,}, {args.full_budget:.0e} / n), at least 4 queries), grades 0–4 "
+                "MSLR-skewed, mid-training scores, no features; 1 Numba thread; booster call `obj(preds, "
+                f"lgb.Dataset)`, one sample; median of {args.reps} interleaved repetitions. Expected "
+                "per-query slopes: 1 for ndcg@10 and mrr (O(n·k) work plus an O(n) selection), 2 for the "
+                "whole list (O(n²)), ~1.1 for argsort (O(n log n))."
             ),
             "",
             table,

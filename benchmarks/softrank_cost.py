@@ -179,12 +179,13 @@ def main() -> None:
         [
             section_header("7. SoftRank: cost of exact SoftRank against query length"),
             (
-                f"Queries of exactly n documents (grades 0–4 MSLR-skewed, ~48% with positive gain, mid-training "
-                f"scores), up to {args.docs:,} documents per point and about {args.work:.0e} pair-rank operations "
-                f"per point for SoftRank (at least two queries); 1 Numba thread; booster call `obj(preds, "
-                f"lgb.Dataset)` after the first (label encoding) call; median of {args.reps} interleaved "
-                "repetitions. Exact SoftRank is O(n_rel·n·k) per query, so its cost per document grows like n "
-                "(k = 10) or n² (whole list); CCS (one sample) is O(n·k) per query, flat per document."
+                "Queries of exactly n documents (grades 0–4 MSLR-skewed, ~48% with positive gain, "
+                f"mid-training scores), up to {args.docs:,} documents per point and about {args.work:.0e} "
+                "pair-rank operations per point for SoftRank (at least two queries); 1 Numba thread; "
+                "booster call `obj(preds, lgb.Dataset)` after the first (label encoding) call; median of "
+                f"{args.reps} interleaved repetitions. Exact SoftRank is O(n_rel·n·k) per query, so its cost "
+                "per document grows like n (k = 10) or n² (whole list); CCS (one sample) is O(n·k) per "
+                "query, flat per document."
             ),
             "",
             table,
@@ -193,9 +194,9 @@ def main() -> None:
             "",
             (
                 f"Plot: `benchmarks/{PLOT.name}`. Reading: a booster call over 100k documents costs "
-                f"{SLOW_SECONDS_PER_100K_DOCS:g} s (minutes per hundred rounds; a LightGBM iteration on such data "
-                "takes a fraction of a second) at the n given in the last table. Beyond it use `method='ccs'`, or "
-                "a cut-off k for the whole-list objective."
+                f"{SLOW_SECONDS_PER_100K_DOCS:g} s (minutes per hundred rounds; a LightGBM iteration on such "
+                "data takes a fraction of a second) at the n given in the last table. Beyond it use "
+                "`method='ccs'`, or a cut-off k for the whole-list objective."
             ),
         ]
     )

@@ -300,17 +300,18 @@ def tables(runs, rows: int, queries: int, cfg: Config, warmup: int) -> str:
         [
             section_header("2. Per-iteration training time, stochrank.ndcg(k=10) vs built-in objectives"),
             (
-                f"{rows:,} rows ({queries:,} queries of ~120 docs) × {cfg.features} features (float32; a quarter noisy "
-                "copies of the label); threads as listed (booster threads = Numba threads). LightGBM: num_leaves "
-                f"{cfg.num_leaves}, learning_rate 0.1, force_col_wise, max_bin 255, lambdarank with its defaults "
-                "(truncation level 30, exp gain). XGBoost: hist, max_depth 6, eta 0.1, QuantileDMatrix(qid), "
-                "rank:ndcg with its defaults (topk pairs, 32 per sample), stochrank with base_score 0. "
-                f"{cfg.iterations} iterations per run, median iteration after {warmup} warm-up iterations; median over "
-                f"{n_runs} runs; ratios are medians of per-run ratios (objectives compared within one worker, wait "
-                "policies within one round). Workers (one fresh process per configuration and round) run round-robin; "
-                "inside a worker the three boosters train side by side, iterations interleaved round-robin "
-                "(`Booster.update` timed, as `lgb.train`/`xgb.train` call it). 'objective call' is stochrank's call "
-                "timed inside training; 'rest' = iteration − objective call."
+                f"{rows:,} rows ({queries:,} queries of ~120 docs) × {cfg.features} features (float32; a "
+                "quarter noisy copies of the label); threads as listed (booster threads = Numba threads). "
+                f"LightGBM: num_leaves {cfg.num_leaves}, learning_rate 0.1, force_col_wise, max_bin 255, "
+                "lambdarank with its defaults (truncation level 30, exp gain). XGBoost: hist, max_depth 6, "
+                "eta 0.1, QuantileDMatrix(qid), rank:ndcg with its defaults (topk pairs, 32 per sample), "
+                f"stochrank with base_score 0. {cfg.iterations} iterations per run, median iteration after "
+                f"{warmup} warm-up iterations; median over {n_runs} runs; ratios are medians of per-run "
+                "ratios (objectives compared within one worker, wait policies within one round). Workers "
+                "(one fresh process per configuration and round) run round-robin; inside a worker the three "
+                "boosters train side by side, iterations interleaved round-robin (`Booster.update` timed, "
+                "as `lgb.train`/`xgb.train` call it). 'objective call' is stochrank's call timed inside "
+                "training; 'rest' = iteration − objective call."
             ),
             "",
             main,
@@ -320,8 +321,8 @@ def tables(runs, rows: int, queries: int, cfg: Config, warmup: int) -> str:
             *verdicts,
             "",
             (
-                "With and without `OMP_WAIT_POLICY=PASSIVE` (same rounds as above; at 1 thread no OpenMP team exists, so "
-                "the policy is not varied there):"
+                "With and without `OMP_WAIT_POLICY=PASSIVE` (same rounds as above; at 1 thread no OpenMP "
+                "team exists, so the policy is not varied there):"
             ),
             "",
             wait,

@@ -25,7 +25,7 @@ PARALLEL_MIN_ROWS = 20_000
 
 
 def threading_layer() -> str | None:
-    """The Numba threading layer once a parallel kernel has run, else None."""
+    """Return the Numba threading layer once a parallel kernel has run, else None."""
     global _layer
     if _layer is None:
         try:

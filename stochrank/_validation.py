@@ -36,7 +36,8 @@ def check_int(value: Any, name: str, owner: str, *, low: int) -> int:
     """Return ``value`` as an int ``>= low``."""
     if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
         raise ValueError(
-            f"The '{name}' parameter of {owner} must be an int in the range [{low}, inf). Got {value!r} instead."
+            f"The '{name}' parameter of {owner} must be an int in the range [{low}, inf). "
+            f"Got {value!r} instead."
         )
     return int(value)
 
@@ -127,7 +128,8 @@ def check_labels(
     if arr.size and (arr.min() < low or arr.max() > high):
         bad = arr[(arr < low) | (arr > high)]
         raise ValueError(
-            f"{owner} needs labels in [{low}, {high}]; found {bad.size} outside (e.g. {bad[0]!r}). {hint}".rstrip()
+            f"{owner} needs labels in [{low}, {high}]; found {bad.size} outside (e.g. {bad[0]!r}). "
+            f"{hint}".rstrip()
         )
     return arr
 
@@ -135,8 +137,9 @@ def check_labels(
 def check_variances(
     variance: Any, n: int | None = None, name: str = "variance", what: str = ""
 ) -> np.ndarray:
-    """Per-document variances as float64: finite and >= 0. ``what`` describes them in the messages
-    (default: the argument name).
+    """Return per-document variances as float64, checked finite and >= 0.
+
+    ``what`` describes them in the messages (default: the argument name).
     """
     arr = as_float_array(variance, name, n)
     what = what or f"'{name}'"

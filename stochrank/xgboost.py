@@ -50,8 +50,8 @@ class XGBRanker(xgb.XGBRanker):
         xgb.XGBModel.__init__(self, objective=objective, **kwargs)
         if isinstance(objective, str) and "rank:" not in objective:
             raise ValueError(
-                f"XGBRanker needs a ranking objective ('rank:ndcg', 'rank:pairwise', 'rank:map') or a stochrank "
-                f"objective such as stochrank.ndcg(k=5); got objective={objective!r}."
+                "XGBRanker needs a ranking objective ('rank:ndcg', 'rank:pairwise', 'rank:map') "
+                f"or a stochrank objective such as stochrank.ndcg(k=5); got objective={objective!r}."
             )
 
     def fit(  # type: ignore[override]
@@ -87,8 +87,8 @@ class XGBRanker(xgb.XGBRanker):
             q = eval_qid[i] if eval_qid is not None and i < len(eval_qid) else None
             if not _has_groups(g, q):
                 raise ValueError(
-                    f"eval_set[{i}] has no query structure: pass eval_group=[sizes, ...] or eval_qid=[qid, ...] "
-                    "with one entry per eval set (ranking metrics are per query)."
+                    f"eval_set[{i}] has no query structure: pass eval_group=[sizes, ...] "
+                    "or eval_qid=[qid, ...] with one entry per eval set (ranking metrics are per query)."
                 )
         if not callable(self.objective):
             return super().fit(
@@ -114,9 +114,17 @@ class XGBRanker(xgb.XGBRanker):
 
         def dmatrix(data: Any, label: Any, g: Any, q: Any, w: Any, m: Any) -> xgb.DMatrix:
             return xgb.DMatrix(
-                data, label, group=g, qid=q, weight=w, base_margin=m, missing=self.missing,
-                nthread=self.n_jobs, enable_categorical=self.enable_categorical, feature_types=self.feature_types,
-            )  # fmt: skip
+                data,
+                label,
+                group=g,
+                qid=q,
+                weight=w,
+                base_margin=m,
+                missing=self.missing,
+                nthread=self.n_jobs,
+                enable_categorical=self.enable_categorical,
+                feature_types=self.feature_types,
+            )
 
         dtrain = dmatrix(X, y, group, qid, sample_weight, base_margin)
         if feature_weights is not None:

@@ -410,7 +410,7 @@ def naive_softrank_distribution(mean, var):
         pis = [naive_softrank_pi(mean, var, i, j) for i in others]
         for pattern in itertools.product((0, 1), repeat=n - 1):
             prob = 1.0
-            for beaten, pi in zip(pattern, pis):
+            for beaten, pi in zip(pattern, pis, strict=True):
                 prob *= pi if beaten else 1.0 - pi
             p[j, sum(pattern)] += prob
     return p

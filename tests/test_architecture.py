@@ -54,7 +54,7 @@ def _stochrank_imports(path: Path) -> list[tuple[int, str]]:
     functions (a lazy import is still a dependency)."""
     tree = ast.parse(path.read_text(), str(path))
     rel = path.relative_to(PACKAGE).with_suffix("")
-    here = list(rel.parts[:-1]) if rel.name != "__init__" else list(rel.parts[:-1])
+    here = list(rel.parts[:-1])
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):

@@ -32,8 +32,9 @@ from stochrank.bench.stats import paired_randomization, paired_t
 from stochrank.bench.trainers import TRAINERS, FitSettings, empty_queries
 from stochrank.datasets import load, synthetic
 
-TINY = ["--methods", "sr-lgb,lgb-lambdarank", "--budget", "2", "--folds", "1", "--seeds", "2", "--max-queries", "40",
-        "--max-rounds", "20", "--patience", "5", "--jobs", "1", "--n-resamples", "4000", "--no-progress"]  # fmt: skip
+TINY = ["--methods", "sr-lgb,lgb-lambdarank", "--budget", "2", "--folds", "1", "--seeds", "2",
+        "--max-queries", "40", "--max-rounds", "20", "--patience", "5", "--jobs", "1",
+        "--n-resamples", "4000", "--no-progress"]  # fmt: skip
 METRIC_NAMES = ("NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", "ERR@10", "MRR")
 
 
@@ -301,8 +302,8 @@ def test_k_outside_the_fixed_cutoffs_is_evaluated_and_judged_and_the_report_name
     assert metric_names(5) == ("NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", "ERR@10", "MRR")
     assert metric_names(7) == ("NDCG@1", "NDCG@3", "NDCG@5", "NDCG@7", "NDCG@10", "ERR@10", "MRR")
     argv = ["--methods", "sr-lgb,lgb-lambdarank", "--budget", "1", "--folds", "1", "--seeds", "1", "--k", "7",
-            "--max-queries", "12", "--max-rounds", "6", "--patience", "3", "--jobs", "1", "--n-resamples", "5000",
-            "--no-progress", "--out", str(tmp_path / "out")]  # fmt: skip
+            "--max-queries", "12", "--max-rounds", "6", "--patience", "3", "--jobs", "1",
+            "--n-resamples", "5000", "--no-progress", "--out", str(tmp_path / "out")]  # fmt: skip
     assert main(argv) == 0
     text = capsys.readouterr().out
     assert "`sr-lgb`" in text and " on NDCG@7: " in text and "In short, on NDCG@7" in text

@@ -707,8 +707,8 @@ def _delta_mismatches(metric: str, k: int | None, fixed: bool, n: int = 7, S: in
 
 @pytest.mark.parametrize(
     ("metric", "k", "kw"),
-    [("dcg", 3, {"gain": "exp"}), ("ndcg", None, {}), ("ndcg", 4, {"discount": "position"}), ("pfound", None, {}),
-     ("pfound", 3, {"decay": 0.0}), ("mrr", None, {})],
+    [("dcg", 3, {"gain": "exp"}), ("ndcg", None, {}), ("ndcg", 4, {"discount": "position"}),
+     ("pfound", None, {}), ("pfound", 3, {"decay": 0.0}), ("mrr", None, {})],
 )  # fmt: skip
 def test_catboost_metric_diff_formulas_correct(metric: str, k: int | None, kw: dict) -> None:
     """Positive control: where CatBoost matches stochrank, its closed forms equal the true ΔM exactly."""

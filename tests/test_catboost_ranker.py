@@ -20,12 +20,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import stochrank
+
 catboost = pytest.importorskip("catboost")
 
-import stochrank
-from stochrank.catboost import CatBoostDeviationWarning, CatBoostRanker, native_loss
-from stochrank.catboost._data import _decode_rows, _encode_rows
-from stochrank.catboost._native import LOSS_KEYS, _default_eval_metric
+# E402 is wrong for the imports below: they load catboost, so importorskip must run before them.
+from stochrank.catboost import CatBoostDeviationWarning, CatBoostRanker, native_loss  # noqa: E402
+from stochrank.catboost._data import _decode_rows, _encode_rows  # noqa: E402
+from stochrank.catboost._native import LOSS_KEYS, _default_eval_metric  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data" / "catboost_querywise"
 FAST = {"thread_count": 1, "depth": 4}
@@ -46,7 +48,9 @@ def sizes_of(group_id: np.ndarray) -> np.ndarray:
 def lso_value(y: np.ndarray, shown: np.ndarray, sizes: np.ndarray, k: int = 5) -> float:
     """Mean DCG-RR@k (paper eq. 5): shown documents in row order, gain = label, discount 1/(c+1)."""
     total = 0.0
-    for labels, mask in zip(np.split(y, np.cumsum(sizes)[:-1]), np.split(shown, np.cumsum(sizes)[:-1])):
+    for labels, mask in zip(
+        np.split(y, np.cumsum(sizes)[:-1]), np.split(shown, np.cumsum(sizes)[:-1]), strict=True
+    ):
         picked = labels[mask][:k]
         total += float(picked @ (1.0 / np.arange(1, picked.size + 1)))
     return total / sizes.size
@@ -61,7 +65,10 @@ MAPPINGS = [
         stochrank.ndcg(5, gain="linear", discount="position", mu=0.5, nu=0.3, sfa=0.5, n_samples=4, seed=9),
         "metric=NDCG;top=5;type=Base;denominator=Position;sigma=1.0;mu=0.5;nu=0.3;lambda=0.5;num_estimations=4",
     ),
-    (stochrank.dcg(3, sfa=0.0), "metric=DCG;top=3;type=Exp;denominator=LogPosition;" + BASE.replace("lambda=1.0", "lambda=0.0")),
+    (
+        stochrank.dcg(3, sfa=0.0),
+        "metric=DCG;top=3;type=Exp;denominator=LogPosition;" + BASE.replace("lambda=1.0", "lambda=0.0"),
+    ),
     (stochrank.pfound(), f"metric=PFound;decay=0.85;{BASE}"),
     (stochrank.pfound(5, decay=0.0), f"metric=PFound;top=5;decay=0.0;{BASE}"),
     (stochrank.mrr(), f"metric=MRR;{BASE}"),
@@ -130,7 +137,8 @@ G_TINY = np.repeat([0, 1], 5)
         ({"engine": "stochrank", "cat_features": [0]}, {}, ValueError, "CTR statistics"),
         ({"engine": "stochrank", "eval_metric": "RMSE"}, {}, ValueError, "maximising eval_metric"),
         ({"num_trees": 5, "n_estimators": 5}, {}, ValueError, "both 'n_estimators' and 'num_trees'"),
-        ({"random_seed": 3, "objective": stochrank.ndcg(seed=4)}, {}, ValueError, "seed=4 and .*random_seed=3"),
+        ({"random_seed": 3, "objective": stochrank.ndcg(seed=4)}, {}, ValueError,
+         "seed=4 and .*random_seed=3"),
         ({"learning_rate": 0.1, "objective": stochrank.ndcg(sglb=stochrank.SGLB(learning_rate=0.2))}, {},
          ValueError, "disagrees with CatBoostRanker's learning_rate=0.1"),
         ({"engine": "native", "objective": stochrank.lso()}, {}, ValueError, "order='input'"),
@@ -144,9 +152,11 @@ G_TINY = np.repeat([0, 1], 5)
         ({}, {"group_id": np.r_[0, 0, 1, 1, 0, 0, 1, 1, 2, 2]}, ValueError, "not contiguous"),
         ({}, {"eval_set": [X_TINY, Y_TINY], "eval_group_id": G_TINY}, ValueError,
          r"list of two items that are not \(X, y\) tuples.*eval_set=\[\(X_val, y_val\)\]"),
-        ({"objective": stochrank.err(3, max_grade=2)}, {"eval_set": (X_TINY, Y_TINY), "eval_group_id": G_TINY},
+        ({"objective": stochrank.err(3, max_grade=2)},
+         {"eval_set": (X_TINY, Y_TINY), "eval_group_id": G_TINY},
          ValueError, "no default eval_metric.*Pass eval_metric= explicitly"),
-        ({"objective": stochrank.pfound(3, max_grade=2)}, {"eval_set": (X_TINY, Y_TINY), "eval_group_id": G_TINY},
+        ({"objective": stochrank.pfound(3, max_grade=2)},
+         {"eval_set": (X_TINY, Y_TINY), "eval_group_id": G_TINY},
          ValueError, "no default eval_metric"),
         ({"learning_rate": 0.5, "objective": stochrank.ndcg(sglb=stochrank.SGLB(shrink_rate=4.0))}, {},
          ValueError, r"shrink_rate \* learning_rate < 1; got 4.0 \* 0.5"),
@@ -203,7 +213,8 @@ def test_native_engine_is_catboosts_stochasticrank() -> None:
     direct = catboost.CatBoostRanker(
         loss_function=native_loss(objective), iterations=20, learning_rate=0.3, random_seed=0, langevin=True,
         diffusion_temperature=100.0, model_shrink_rate=0.01, model_shrink_mode="Constant",
-        eval_metric="NDCG:top=5;type=Base;denominator=LogPosition", verbose=False, allow_writing_files=False, **FAST,
+        eval_metric="NDCG:top=5;type=Base;denominator=LogPosition", verbose=False, allow_writing_files=False,
+        **FAST,
     ).fit(catboost.Pool(X, y, group_id=qid))  # fmt: skip
     np.testing.assert_array_equal(ranker.predict(Xt), direct.predict(Xt))
     params = ranker.model_.get_all_params()
@@ -305,7 +316,8 @@ def test_external_engine_trains_objectives_catboost_lacks() -> None:
         assert ranker.engine_ == "stochrank" and ranker.tree_count_ == 15
         models.append(ranker.predict(X))
     # DCG-RR@5 (linear gain, 1/(c+1)): shown documents in row order; the optimum shows exactly those with
-    # label > 0, the untrained model (all scores 0) shows none. Measured: 0.195, show-all 0.133, optimum 0.218.
+    # label > 0, the untrained model (all scores 0) shows none. Measured: 0.195, show-all 0.133,
+    # optimum 0.218.
     learned, optimum = lso_value(y, models[0] > 0, sizes), lso_value(y, y > 0, sizes)
     show_all = lso_value(y, np.ones(y.size, dtype=bool), sizes)
     print(f"lso train DCG-RR@5 {learned:.4f}, show all {show_all:.4f}, optimum {optimum:.4f}")
@@ -405,7 +417,7 @@ def test_pool_group_weights_are_the_query_weights() -> None:
     np.testing.assert_array_equal(CatBoostRanker(stochrank.ndcg(5), **kw).fit(objects).predict(X), arrays)
     with pytest.warns(CatBoostDeviationWarning, match="ignores query weights"):
         CatBoostRanker(stochrank.ndcg(5), engine="native", iterations=1, **FAST).fit(pool)
-    with pytest.raises(ValueError, match="sample_weight would not reach CatBoost.*group_weight"):
+    with pytest.raises(ValueError, match=r"sample_weight would not reach CatBoost.*group_weight"):
         CatBoostRanker(stochrank.ndcg(5), **kw).fit(catboost.Pool(X, y, group_id=qid), sample_weight=w)
 
 
@@ -445,7 +457,8 @@ def test_row_labels_stay_exact_past_float32_integers() -> None:
     pool = catboost.Pool(np.arange(rows.size, dtype=np.float64)[:, None], label=labels)
     catboost.CatBoost(
         {"loss_function": Recorder(), "iterations": 1, "eval_metric": "RMSE", "thread_count": 1,
-         "allow_writing_files": False, "boost_from_average": False, "has_time": True, "logging_level": "Silent"}
+         "allow_writing_files": False, "boost_from_average": False, "has_time": True,
+         "logging_level": "Silent"}
     ).fit(pool)  # fmt: skip
     np.testing.assert_array_equal(seen[0], rows)
     with pytest.raises(ValueError, match="can label rows 0 to 2130706431"):

@@ -27,13 +27,13 @@ def test_lengths_and_groups(data):
     obj = stochrank.ndcg(k=5)
     with pytest.raises(ValueError, match="'scores' has 10 entries but there are"):
         obj.gradient(np.zeros(10), y, sizes)
-    with pytest.raises(ValueError, match="sums to .* documents but there are .* rows"):
+    with pytest.raises(ValueError, match=r"sums to .* documents but there are .* rows"):
         obj.gradient(np.zeros(y.size), y, sizes[:-1])
     with pytest.raises(ValueError, match="positive integer query sizes"):
         obj.gradient(np.zeros(y.size), y, np.r_[sizes[:-1], 0.5])
     with pytest.raises(ValueError, match="'group' is required"):
         obj.gradient(np.zeros(y.size), y, None)
-    with pytest.raises(ValueError, match="query 1 .* not contiguous.*argsort"):
+    with pytest.raises(ValueError, match=r"query 1 .* not contiguous.*argsort"):
         stochrank.group_sizes([1, 1, 2, 2, 1])
     np.testing.assert_array_equal(stochrank.group_sizes([7, 7, 3, 5, 5, 5]), [2, 1, 3])
 
@@ -43,7 +43,7 @@ def test_nan_and_inf_scores(data):
     obj = stochrank.ndcg(k=5)
     bad = np.zeros(y.size)
     bad[3] = np.nan
-    with pytest.raises(ValueError, match="NaN or infinite values .*row 3"):
+    with pytest.raises(ValueError, match=r"NaN or infinite values .*row 3"):
         obj(bad, lgb.Dataset(X, y, group=sizes).construct())
     bad[3] = np.inf
     with pytest.raises(ValueError, match="NaN or infinite"):
@@ -53,20 +53,20 @@ def test_nan_and_inf_scores(data):
 def test_labels_outside_the_metric_range(data):
     _, y, sizes, _ = data
     z = np.zeros(y.size)
-    with pytest.raises(ValueError, match="labels in \\[0.0, 1.0\\].*max_grade"):
+    with pytest.raises(ValueError, match=r"labels in \[0\.0, 1\.0\].*max_grade"):
         stochrank.err().gradient(z, y, sizes)
     with pytest.raises(ValueError, match="Raise max_grade"):
         stochrank.pfound(max_grade=2).gradient(z, y, sizes)
-    with pytest.raises(ValueError, match="labels in \\[0.0, 50.0\\].*gain='linear'"):
+    with pytest.raises(ValueError, match=r"labels in \[0\.0, 50\.0\].*gain='linear'"):
         stochrank.ndcg().gradient(z, y * 100, sizes)
-    with pytest.raises(ValueError, match="labels in \\[0.0"):
+    with pytest.raises(ValueError, match=r"labels in \[0\.0"):
         stochrank.dcg(gain="linear").gradient(z, -y, sizes)
     with pytest.raises(ValueError, match="NaN or inf"):
         stochrank.ndcg().gradient(z, np.where(y > 3, np.nan, y), sizes)
 
 
 @pytest.mark.parametrize(
-    "make,match",
+    ("make", "match"),
     [
         (
             lambda: stochrank.ndcg(k=0),
@@ -110,9 +110,9 @@ def test_calls_without_groups_explain_the_fix(data):
     wrapped = lgb.LGBMRanker(
         objective=lambda *args, **kwargs: obj(*args, **kwargs), n_estimators=2, verbose=-1
     )
-    with pytest.raises(ValueError, match="without query groups.*LGBMRanker"):
+    with pytest.raises(ValueError, match=r"without query groups.*LGBMRanker"):
         wrapped.fit(X, y, group=sizes)
-    with pytest.raises(ValueError, match="stochrank.xgboost.XGBRanker"):
+    with pytest.raises(ValueError, match=r"stochrank\.xgboost\.XGBRanker"):
         xgb.XGBRegressor(objective=obj, n_estimators=2).fit(X, y)
     with pytest.raises(ValueError, match="has no query groups"):
         obj(np.zeros(y.size), lgb.Dataset(X, y).construct())

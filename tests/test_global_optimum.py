@@ -38,9 +38,10 @@ documents. Two deviations from stochrank's defaults, ``sigma=0.3`` and ``sfa=0``
 (sigma=1, SFA on) the radial part of every gradient is projected out, so on this 5–6 document problem
 the scores stay ~0.01, far below the noise scale sigma, the smoothed objective never sharpens and the
 final order is decided by Monte-Carlo noise (seeds 0..15: ``PAPER`` reaches 0.917 in 2/16 with SGLB
-and 4/16 without; ``CYCLIC`` reaches its optimum in 8/16 with SGLB and 0/16 without). CatBoost 1.2.10's own ``StochasticRank`` with the
-paper's settings does the same on ``PAPER`` (2/8 seeds with ``langevin=True``, 1/8 without). The test
-prints those default-setting outcomes but asserts nothing about them.
+and 4/16 without; ``CYCLIC`` reaches its optimum in 8/16 with SGLB and 0/16 without). CatBoost 1.2.10's
+own ``StochasticRank`` with the paper's settings does the same on ``PAPER`` (2/8 seeds with
+``langevin=True``, 1/8 without). The test prints those default-setting outcomes but asserts nothing about
+them.
 """
 
 from __future__ import annotations
@@ -148,7 +149,8 @@ def test_lambdarank_stops_below_the_global_optimum(
     }
     values = sorted({round(v, 4) for v in reached.values()})
     print(
-        f"\n{instance} {extra or 'defaults'}: lambdarank train NDCG@3 {values} vs optimum {optimum[instance]:.4f}"
+        f"\n{instance} {extra or 'defaults'}: lambdarank train NDCG@3 {values} "
+        f"vs optimum {optimum[instance]:.4f}"
     )
     assert all(v < optimum[instance] - TOL for v in reached.values()), reached
 
@@ -179,5 +181,6 @@ def test_report_default_settings(optimum: dict[str, float]) -> None:
             reached = [stochrank_value(instance, seed, sglb) for seed in SEEDS]
             hits = sum(v > optimum[instance] - TOL for v in reached)
             print(
-                f"\n{instance}, defaults, {label}: {np.round(reached, 4).tolist()} ({hits}/{len(SEEDS)} at optimum)"
+                f"\n{instance}, defaults, {label}: {np.round(reached, 4).tolist()} "
+                f"({hits}/{len(SEEDS)} at optimum)"
             )

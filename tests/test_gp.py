@@ -149,7 +149,7 @@ def test_moment_derivatives_every_parameter(form, seed):
     analytic, numeric = grad(theta), _central_differences(f, theta)
     blocks = np.cumsum([0, 1, d, d, 1, m * d, state.outputs.size])
     names = ["log amplitude", "log lengthscale", "log linear", "log noise", "prototypes", "outputs"]
-    for name, lo, hi in zip(names, blocks[:-1], blocks[1:]):
+    for name, lo, hi in zip(names, blocks[:-1], blocks[1:], strict=True):
         np.testing.assert_allclose(analytic[lo:hi], numeric[lo:hi], rtol=1e-5, atol=1e-7, err_msg=name)
     assert check_grad(f, grad, theta, epsilon=1e-6) < 1e-5 * np.linalg.norm(analytic)
 
@@ -313,7 +313,8 @@ def fitc_ranker(mq2008_fold1):
 
 def test_gp_ranker_learns_mq2008(fitc_ranker, mq2008_fold1):
     """FITC-Rank on MQ2008 Fold 1: the training SoftNDCG rises and test NDCG@5 is at least 0.15 above a
-    random ranking (measured: 0.777 vs 0.575; queries without a relevant document count 1 in both). The prototype form is trained by the benchmark."""
+    random ranking (measured: 0.777 vs 0.575; queries without a relevant document count 1 in both). The
+    prototype form is trained by the benchmark."""
     _, _, test = mq2008_fold1
     assert fitc_ranker.train_history_[-1] > fitc_ranker.train_history_[0] + 0.05
     assert max(fitc_ranker.validation_history_) == pytest.approx(
@@ -356,7 +357,7 @@ def test_alpha_favours_uncertain_documents(fitc_ranker, mq2008_fold1):
         scores = ranker.predict(test.X)
         np.testing.assert_allclose(scores, mean + alpha * std, rtol=1e-12)
         tops = [s + np.argsort(-scores[s:e], kind="stable")[:3] for s, e in
-                zip(np.r_[0, np.cumsum(test.group)[:-1]], np.cumsum(test.group))]  # fmt: skip
+                zip(np.r_[0, np.cumsum(test.group)[:-1]], np.cumsum(test.group), strict=True)]  # fmt: skip
         top_std.append(std[np.concatenate(tops)].mean())
     assert np.all(np.diff(top_std) > 0), top_std
 
@@ -452,7 +453,7 @@ def test_data_errors():
     bad[3, 1] = np.nan
     with pytest.raises(ValueError, match="Input X contains NaN"):
         GPRanker().fit(bad, y, group=group)
-    with pytest.raises(ValueError, match="labels in \\[0.0"):
+    with pytest.raises(ValueError, match=r"labels in \[0\.0"):
         GPRanker().fit(X, -y, group=group)
     with pytest.raises(ValueError, match="'labels' has 11 entries but there are 12"):
         GPRanker().fit(X, y[:-1], group=group)
@@ -467,7 +468,7 @@ def test_data_errors():
         model.predict(bad)
     with pytest.raises(ValueError, match="y must be 1-D with one target per row"):
         SparseGP().fit(X, y[:5])
-    with pytest.raises(ValueError, match="'n_prototypes'.*20 but there are only 12"):
+    with pytest.raises(ValueError, match=r"'n_prototypes'.*20 but there are only 12"):
         SparseGP(n_prototypes=20).fit(X, y)
 
 
@@ -552,7 +553,7 @@ def test_softndcg_rejects_bad_moments(discount, k):
         objective(mean, np.full(7, 0.5))
     with pytest.raises(ValueError, match="'mean' contains 1 NaN or infinite"):
         objective(np.r_[mean[:5], np.nan], var)
-    with pytest.raises(ValueError, match="'var' contains 1 negative values.*std \\*\\* 2"):
+    with pytest.raises(ValueError, match=r"'var' contains 1 negative values.*std \*\* 2"):
         objective(mean, np.r_[var[:5], -0.1])
     with pytest.raises(ValueError, match="'var' contains 1 NaN or infinite"):
         objective(mean, np.r_[np.inf, var[1:]])

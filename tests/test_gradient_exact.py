@@ -103,7 +103,7 @@ def _run_ccs(a, z, gain, cont, w, k, sigma, shift_invariant, rng):
     out0 = rng.standard_normal(n)
     out = out0.copy()
     ccs_query(a, z, gain, cont, pw, k, sigma, shift_invariant, out)
-    for x, y in zip(inputs, before):
+    for x, y in zip(inputs, before, strict=True):
         npt.assert_array_equal(x, y)
     return out - out0
 
@@ -114,7 +114,7 @@ def _assert_close(got, expected, context):
 
 
 def _k_values(n):
-    return sorted({1, max(1, n // 2), max(1, n - 1), n, n + 2}) + [0, -1]
+    return [*sorted({1, max(1, n // 2), max(1, n - 1), n, n + 2}), 0, -1]
 
 
 # CCS: ONE DRAW, EVERY COORDINATE ==================================================================
@@ -182,7 +182,7 @@ def test_ccs_query_filtered_dcg_virtual_document():
     rng = np.random.default_rng(11)
     for sigma in SIGMAS:
         for n in range(1, 10):
-            for k in sorted({1, 2, max(1, n // 2), n, n + 1, n + 3}) + [0]:
+            for k in [*sorted({1, 2, max(1, n // 2), n, n + 1, n + 3}), 0]:
                 for _ in range(2):
                     a = _scores(n, rng)
                     z = rng.standard_normal(n)
@@ -299,7 +299,7 @@ def test_lso_query_equals_brute_force():
                     out0 = rng.standard_normal(n)
                     out = out0.copy()
                     lso_query(a, z, gain, pw, sigma, out)
-                    for x, y in zip((a, z, gain, pw), before):
+                    for x, y in zip((a, z, gain, pw), before, strict=True):
                         npt.assert_array_equal(x, y)
                     expected = naive_lso_query(a, z, gain, w, sigma)
                     _assert_close(out - out0, expected, f"sigma={sigma} n={n} k={k} a={a} z={z} g={gain}")

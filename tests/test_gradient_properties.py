@@ -29,7 +29,7 @@ import stochrank
 from .naive import INV_SQRT_2PI, naive_ideal_dcg, naive_position_weights, naive_sfa
 
 RANKING = ("ndcg", "dcg", "err", "pfound", "mrr")
-METRICS = RANKING + ("lso-input", "lso-score")
+METRICS = (*RANKING, "lso-input", "lso-score")
 SETTINGS = settings(deadline=None, max_examples=30, suppress_health_check=[HealthCheck.too_slow])
 
 

@@ -1,4 +1,5 @@
-"""Tests for stochrank.metrics: naive twins, peer parity (CatBoost, LightGBM, XGBoost, sklearn), errors, feval."""
+"""Tests for stochrank.metrics: naive twins, peer parity (CatBoost, LightGBM, XGBoost, sklearn), errors,
+feval."""
 
 from __future__ import annotations
 
@@ -390,7 +391,7 @@ def test_large_input_runs_the_parallel_path_and_matches_naive():
             expected = np.concatenate(
                 [
                     M.ndcg(labels[a:b], scores[a:b], [b - a], **conv, per_query=True)
-                    for a, b in zip(ends - sizes, ends)
+                    for a, b in zip(ends - sizes, ends, strict=True)
                 ]
             )
         else:

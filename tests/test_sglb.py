@@ -38,7 +38,7 @@ def replay_and_check(tree_outputs, leaves, obj, sglb, y, sizes, lr, l2, score_rt
     F = np.zeros(y.size)  # SGLB scores after the previous iteration
     C = 1.0
     booster_total = np.zeros(y.size)
-    for t, (b_t, leaf_t) in enumerate(zip(tree_outputs, leaves)):
+    for t, (b_t, leaf_t) in enumerate(zip(tree_outputs, leaves, strict=True)):
         s = sglb.shrink(t, lr)
         F = s * F
         C *= s
@@ -56,7 +56,7 @@ def replay_and_check(tree_outputs, leaves, obj, sglb, y, sizes, lr, l2, score_rt
     return F, C
 
 
-@pytest.mark.parametrize("mode,rate", [("constant", 0.4), ("decreasing", 0.3)])
+@pytest.mark.parametrize(("mode", "rate"), [("constant", 0.4), ("decreasing", 0.3)])
 def test_lightgbm_booster_follows_the_sglb_recursion(mode, rate):
     X, y, sizes = make_data()
     lr, l2, rounds = 0.5, 2.0, 12
@@ -96,10 +96,10 @@ def test_sglb_learning_rate_must_come_from_the_booster_or_be_given():
     obj = stochrank.ndcg(sglb=stochrank.SGLB())
     with pytest.raises(ValueError, match="learning_rate=<the same value"):
         xgb.train({"base_score": 0.0}, xgb.DMatrix(X, y, group=sizes), 1, obj=obj)
-    with pytest.raises(ValueError, match="LGBMRanker|lightgbm-sklearn"):
+    with pytest.raises(ValueError, match=r"LGBMRanker|lightgbm-sklearn"):
         lgb.LGBMRanker(objective=obj, n_estimators=1, verbose=-1).fit(X, y, group=sizes)
     clash = stochrank.ndcg(sglb=stochrank.SGLB(learning_rate=0.1))
-    with pytest.raises(ValueError, match="disagrees with the booster's learning_rate=0.5"):
+    with pytest.raises(ValueError, match=r"disagrees with the booster's learning_rate=0\.5"):
         lgb.train(
             {"objective": clash, "learning_rate": 0.5, "verbose": -1}, lgb.Dataset(X, y, group=sizes), 1
         )
@@ -122,5 +122,5 @@ def test_sglb_stops_clearly_before_the_rescaled_model_leaves_float32():
     X, y, sizes = make_data(n_queries=20)
     obj = stochrank.ndcg(k=3, sglb=stochrank.SGLB(temperature=1e3, shrink_rate=0.9))
     params = {"objective": obj, "learning_rate": 1.0, "verbose": -1, "num_threads": 1}
-    with pytest.raises(ValueError, match="overflow float32.*smaller shrink_rate"):
+    with pytest.raises(ValueError, match=r"overflow float32.*smaller shrink_rate"):
         lgb.train(params, lgb.Dataset(X, y, group=sizes), 40)  # 0.1**25 < 1e-25

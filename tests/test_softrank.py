@@ -162,7 +162,7 @@ def test_truncation_at_k_equals_the_full_computation_restricted_to_top_k(k):
     w_cut[k:] = 0.0
     truncated = _kernel(mean, var, gain, w, k)
     restricted = _kernel(mean, var, gain, w_cut, -1)
-    for a, b in zip(truncated, restricted):
+    for a, b in zip(truncated, restricted, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
 
 
@@ -348,13 +348,13 @@ def test_variance_errors_at_the_booster_call():
 
 
 def test_parameter_errors():
-    with pytest.raises(ValueError, match="either sigma .* or variance"):
+    with pytest.raises(ValueError, match=r"either sigma .* or variance"):
         softrank(sigma=1.0, variance=2.0)
     with pytest.raises(ValueError, match="needs a cut-off"):
         softrank(train_discount="linear")
     with pytest.raises(ValueError, match="needs a constant variance"):
         softrank(k=3, variance=np.ones(4), method="ccs")
-    with pytest.raises(ValueError, match="n_samples .* method='ccs' only"):
+    with pytest.raises(ValueError, match=r"n_samples .* method='ccs' only"):
         softrank(k=3, n_samples=4)
     with pytest.raises(TypeError, match=r"unknown parameter\(s\) 'mu'"):
         softrank(k=3, mu=1.0)
@@ -496,7 +496,7 @@ def test_copies_keep_the_variance_array_validated_and_read_only():
     tampered = copy.copy(obj.config)
     object.__setattr__(tampered, "variance", -np.linspace(0.1, 1.0, 6))
     state = {**obj.__getstate__(), "config": (tampered, None)}
-    with pytest.raises(ValueError, match="'variance' array of stochrank.softrank contains 6 negative"):
+    with pytest.raises(ValueError, match=r"'variance' array of stochrank\.softrank contains 6 negative"):
         copy.copy(obj).__setstate__(state)
     with pytest.raises(ValueError, match="NaN or infinite"):
         SoftRankObjective(dataclasses.replace(obj.config, variance=np.r_[np.nan, np.ones(5)]))
@@ -509,7 +509,7 @@ def test_variance_model_must_be_a_fitted_instance_at_construction():
 
     with pytest.raises(TypeError, match="got the class GaussianProcessRegressor, not a fitted model"):
         softrank(k=3, variance=GaussianProcessRegressor)
-    with pytest.raises(NotFittedError, match="'variance' model of stochrank.softrank is not fitted"):
+    with pytest.raises(NotFittedError, match=r"'variance' model of stochrank\.softrank is not fitted"):
         softrank(k=3, variance=SparseGP())
     X, y, _ = _small_queries()
     fitted = SparseGP(n_prototypes=4, max_iter=3, random_state=0).fit(X, y)

@@ -1,5 +1,6 @@
-r"""Position discounts shared by the objectives (StochasticRank, SoftRank, GP-Rank's SoftNDCG) and the
-evaluation metrics (DCG / NDCG).
+r"""Position discounts shared by the objectives and the evaluation metrics.
+
+The objectives are StochasticRank, SoftRank and GP-Rank's SoftNDCG; the metrics DCG / NDCG.
 """
 
 from __future__ import annotations

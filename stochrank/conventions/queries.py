@@ -55,9 +55,9 @@ def offsets_from_qid(qid: Any, name: str = "qid") -> np.ndarray:
         _, counts = np.unique(starts, return_counts=True)
         dup = np.unique(starts)[counts > 1][0].item()
         raise ValueError(
-            f"The rows of query {dup!r} in '{name}' are not contiguous: a query's documents must be adjacent. "
-            f"Reorder the rows, e.g. order = np.argsort({name}, kind='stable'); X, y, {name} = X[order], "
-            f"y[order], {name}[order]."
+            f"The rows of query {dup!r} in '{name}' are not contiguous: a query's documents must be "
+            f"adjacent. Reorder the rows, e.g. order = np.argsort({name}, kind='stable'); "
+            f"X, y, {name} = X[order], y[order], {name}[order]."
         )
     return offsets
 
@@ -98,14 +98,14 @@ def check_offsets(offsets: Any, n_rows: int, name: str = "offsets") -> np.ndarra
     integral = arr.ndim == 1 and np.issubdtype(arr.dtype, np.number) and bool(np.all(arr == np.round(arr)))
     if not integral or arr.size < 2:
         raise ValueError(
-            f"'{name}' must be a 1-D integer array of query boundaries [0, end of query 0, ..., {n_rows}] (at "
-            f"least two entries); got {arr[:5]!r} of shape {arr.shape}. From query sizes: "
-            f"{name} = np.r_[0, np.cumsum(group)]."
+            f"'{name}' must be a 1-D integer array of query boundaries "
+            f"[0, end of query 0, ..., {n_rows}] (at least two entries); got {arr[:5]!r} of shape "
+            f"{arr.shape}. From query sizes: {name} = np.r_[0, np.cumsum(group)]."
         )
     if arr[0] != 0 or arr[-1] != n_rows:
         raise ValueError(
-            f"'{name}' must start at 0 and end at the number of documents ({n_rows}); got {arr[0]} .. {arr[-1]}."
-            f" From query sizes: {name} = np.r_[0, np.cumsum(group)]."
+            f"'{name}' must start at 0 and end at the number of documents ({n_rows}); "
+            f"got {arr[0]} .. {arr[-1]}. From query sizes: {name} = np.r_[0, np.cumsum(group)]."
         )
     if np.any(np.diff(arr) < 1):
         q = int(np.flatnonzero(np.diff(arr) < 1)[0])

@@ -1,5 +1,6 @@
-r"""Label encodings, one home each: graded gains, cascade stopping probabilities, binary relevance, and
-the 1/IDCG scaling of NDCG.
+r"""Label encodings, one home each.
+
+Graded gains, cascade stopping probabilities, binary relevance, and the 1/IDCG scaling of NDCG:
 
 * gain ``'exp'``: :math:`2^r - 1` (LightGBM's and XGBoost's ``ndcg@k``, Burges et al.);
   ``'linear'``: :math:`r` (CatBoost's default ``type=Base``);
@@ -68,13 +69,15 @@ def stop_probabilities(labels: FloatArray, max_grade: float | None, owner: str) 
     if max_grade is None:
         check_labels(
             labels, None, owner, low=0.0, high=1.0,
-            hint="Labels are read as stopping probabilities in [0, 1] (CatBoost) when max_grade=None; for "
-            "graded labels 0..G pass max_grade=G, which maps a grade r to (2**r - 1) / 2**G (Chapelle et al. 2009).",
+            hint="Labels are read as stopping probabilities in [0, 1] (CatBoost) when max_grade=None; "
+            "for graded labels 0..G pass max_grade=G, which maps a grade r to (2**r - 1) / 2**G "
+            "(Chapelle et al. 2009).",
         )  # fmt: skip
         return np.array(labels, dtype=np.float64)
     check_labels(
         labels, None, owner, low=0.0, high=float(max_grade),
-        hint=f"Raise max_grade above {labels.max():g}: pass a larger max_grade (now {max_grade:g}) or clip the labels.",
+        hint=f"Raise max_grade above {labels.max():g}: pass a larger max_grade (now {max_grade:g}) "
+        "or clip the labels.",
     )  # fmt: skip
     return gains(labels, "exp") / 2.0**max_grade
 

@@ -1,5 +1,6 @@
-"""Ranking data shipped with stochrank: LETOR 4.0 MQ2008 (5 official folds), for the demo, the tests and
-the default benchmark.
+"""Ranking data shipped with stochrank: LETOR 4.0 MQ2008 (5 official folds).
+
+It serves the demo, the tests and the default benchmark.
 
 ``MQ2008_DIR/Fold{1..5}/{train,vali,test}.txt.gz`` are the official QueryLevelNorm files, byte-identical to
 the LETOR 4.0 release (see ``MQ2008/PROVENANCE.md`` for the source, checksums and terms: T. Qin and T.-Y. Liu,

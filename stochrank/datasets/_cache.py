@@ -18,8 +18,9 @@ _CACHE_FORMAT = 1
 
 
 def cache_dir() -> Path:
-    """Where parsed files are cached: ``$STOCHRANK_CACHE``, else ``$XDG_CACHE_HOME/stochrank``, else
-    ``~/.cache/stochrank``.
+    """Return the folder of the cache of parsed files.
+
+    That is ``$STOCHRANK_CACHE``, else ``$XDG_CACHE_HOME/stochrank``, else ``~/.cache/stochrank``.
     """
     if os.environ.get("STOCHRANK_CACHE"):
         return Path(os.environ["STOCHRANK_CACHE"]).expanduser()
@@ -30,8 +31,10 @@ def cache_dir() -> Path:
 def cache_path(
     path: Path, query_file: Path | None, options: tuple[Any, ...], cache: bool | str | os.PathLike[str]
 ) -> Path:
-    """``<name>-<digest of what is read and how>-<digest of the files' size and mtime>.npz``: a changed
-    file gets a new name, and :func:`write_cache` deletes the entry it replaces.
+    """Return the cache entry's path for a file read with given options.
+
+    The name is ``<name>-<digest of what is read and how>-<digest of the files' size and mtime>.npz``:
+    a changed file gets a new name, and :func:`write_cache` deletes the entry it replaces.
     """
     directory = cache_dir() if cache is True else Path(cache).expanduser()
     what = repr(
@@ -62,8 +65,9 @@ def read_cache(store: Path) -> tuple[np.ndarray, ...] | None:
 
 
 def write_cache(store: Path, parsed: tuple[np.ndarray, ...]) -> None:
-    """Write atomically (temporary file + rename: safe with parallel workers) and delete the entries of
-    earlier versions of the same file read the same way.
+    """Write a cache entry atomically (temporary file + rename: safe with parallel workers).
+
+    The entries of earlier versions of the same file read the same way are deleted.
     """
     try:
         store.parent.mkdir(parents=True, exist_ok=True)

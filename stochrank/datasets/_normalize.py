@@ -22,7 +22,9 @@ __all__ = ["query_level_norm"]
 
 @njit(cache=True, parallel=True)
 def _query_minmax(X: FloatArray, offsets: IntArray, out: FloatArray) -> None:  # pragma: no cover - compiled
-    """``out[i, j] = (X[i, j] - min_q X[., j]) / (max_q - min_q)`` over the rows of i's query q (0 if the
+    """Min-max scale every feature within each query (LETOR's QueryLevelNorm).
+
+    ``out[i, j] = (X[i, j] - min_q X[., j]) / (max_q - min_q)`` over the rows of i's query q (0 if the
     feature is constant in q).
 
     Min, max and the division run in float64 whatever the storage dtype, so a float32 matrix is scaled

@@ -237,9 +237,11 @@ DATASETS: Mapping[str, DatasetSpec] = MappingProxyType({spec.name: spec for spec
 
 
 def data_root(root: str | os.PathLike[str] | None = None) -> Path:
-    """The directory that holds the datasets: ``root`` if given, else ``$STOCHRANK_DATA``, else
-    ``~/stochrank_data``. Each dataset lives in its official folder below it, e.g.
-    ``<root>/MSLR-WEB30K/Fold1/train.txt`` (see ``DATASETS[name].layouts``).
+    """Return the directory that holds the datasets.
+
+    That is ``root`` if given, else ``$STOCHRANK_DATA``, else ``~/stochrank_data``. Each dataset lives in
+    its official folder below it, e.g. ``<root>/MSLR-WEB30K/Fold1/train.txt`` (see
+    ``DATASETS[name].layouts``).
     """
     if root is None:
         root = os.environ.get("STOCHRANK_DATA") or DEFAULT_ROOT
@@ -326,7 +328,7 @@ def load_mq2008(
     normalize: str | None = None,
     cache: bool | str | os.PathLike[str] = True,
 ) -> RankingSplit:
-    """The bundled LETOR 4.0 MQ2008 ``Fold{fold}/{split}``: ``load("mq2008", fold, split)``.
+    """Load the bundled LETOR 4.0 MQ2008 ``Fold{fold}/{split}``: ``load("mq2008", fold, split)``.
 
     46 QueryLevelNorm features (float64), labels 0/1/2; the Fold4/Fold5 training files are not sorted by
     qid, so ``group`` comes from the contiguous runs of qid.

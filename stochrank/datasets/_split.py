@@ -60,8 +60,9 @@ class RankingSplit:
         if mixed.size:
             first = int(mixed[0])
             raise ValueError(
-                f"RankingSplit: query {first} of 'group' (rows {offsets[first]}..{offsets[first + 1] - 1}) has "
-                "rows with different 'qid'; 'group' must be the lengths of the runs of equal qid."
+                f"RankingSplit: query {first} of 'group' "
+                f"(rows {offsets[first]}..{offsets[first + 1] - 1}) has rows with different 'qid'; "
+                "'group' must be the lengths of the runs of equal qid."
             )
         object.__setattr__(self, "X", X)
         object.__setattr__(self, "y", arrays["y"])
@@ -75,8 +76,10 @@ class RankingSplit:
 
     @property
     def query_index(self) -> np.ndarray:
-        """Per-row query number 0, 1, ..., n_queries - 1: sorted and contiguous, so it is safe wherever a
-        library wants a sorted ``qid`` (XGBoost), even when the file's qids are not (MQ2008 Fold4/5).
+        """Per-row query number 0, 1, ..., n_queries - 1, sorted and contiguous.
+
+        It is safe wherever a library wants a sorted ``qid`` (XGBoost), even when the file's qids are not
+        (MQ2008 Fold4/5).
         """
         return np.repeat(np.arange(self.group.size, dtype=np.int64), self.group)
 

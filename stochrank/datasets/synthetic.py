@@ -103,8 +103,10 @@ def mslr_grades(n_docs: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def grade_features(labels: np.ndarray, n_features: int, rng: np.random.Generator) -> np.ndarray:
-    """float32 features: the first ``max(1, n_features // 4)`` columns are N(0, 1) plus the grade times
-    a strength falling from 1 to 0.1, the rest pure N(0, 1) noise.
+    """Draw float32 features, a quarter of them informative.
+
+    The first ``max(1, n_features // 4)`` columns are N(0, 1) plus the grade times a strength falling
+    from 1 to 0.1, the rest pure N(0, 1) noise.
     """
     X = rng.standard_normal((labels.size, n_features), dtype=np.float32)
     informative = max(1, n_features // 4)
@@ -115,8 +117,10 @@ def grade_features(labels: np.ndarray, n_features: int, rng: np.random.Generator
 
 
 def write_svmlight(split: RankingSplit, path: str | os.PathLike[str], decimals: int | None = 6) -> Path:
-    """Write ``split`` as a LETOR/SVMlight file (one-based indices, ``qid:``), gzip-compressed if the
-    name ends in ``.gz``. Uses :func:`sklearn.datasets.dump_svmlight_file`; zero features are omitted.
+    """Write ``split`` as a LETOR/SVMlight file (one-based indices, ``qid:``).
+
+    The file is gzip-compressed if the name ends in ``.gz``. Uses
+    :func:`sklearn.datasets.dump_svmlight_file`; zero features are omitted.
 
     Feature values are rounded to ``decimals`` decimals (MSLR's files carry 6), which keeps the file
     about a third of the size of full float precision; None writes them unrounded.
@@ -164,7 +168,7 @@ MULTIMODAL: dict[str, list[Query]] = {"paper": PAPER, "cyclic": CYCLIC}
 
 
 def one_hot_instance(queries: Sequence[Query]) -> RankingSplit:
-    """The instance as data: row i is the one-hot vector of its document id; qid is the query index."""
+    """Return the instance as data: row i is the one-hot vector of its document id; qid is the query index."""
     n_ids = 1 + max(max(ids) for ids, _ in queries)
     X = np.eye(n_ids)[np.concatenate([np.asarray(ids, dtype=np.int64) for ids, _ in queries])]
     y = np.concatenate([np.asarray(labels, dtype=np.float64) for _, labels in queries])
@@ -196,9 +200,11 @@ def _order_value(X: np.ndarray, y: np.ndarray, group: np.ndarray, k: int):
 
 
 def global_optimum(X: np.ndarray, y: np.ndarray, group: np.ndarray, k: int = 3) -> tuple[float, float]:
-    """(max over weak orderings, max over strict orderings) of the mean train NDCG@k with worst-case ties,
-    when each distinct row of ``X`` gets one score (exact for one-hot instances; a brute force over
-    ``n!``-ish orderings, so keep the number of distinct rows small).
+    """Return the best mean train NDCG@k over weak and over strict orderings.
+
+    The pair is (max over weak orderings, max over strict orderings) of the mean train NDCG@k with
+    worst-case ties, when each distinct row of ``X`` gets one score (exact for one-hot instances; a brute
+    force over ``n!``-ish orderings, so keep the number of distinct rows small).
     """
     value, n = _order_value(X, y, group, k)
     weak = max(value(levels) for levels in weak_orderings(n))
@@ -208,9 +214,10 @@ def global_optimum(X: np.ndarray, y: np.ndarray, group: np.ndarray, k: int = 3) 
 
 def optimal_orders(X: np.ndarray, y: np.ndarray, group: np.ndarray, k: int = 3, tol: float = 1e-12
                    ) -> list[tuple[int, ...]]:  # fmt: skip
-    """Every strict ordering that reaches the optimum of :func:`global_optimum`, as the rank (0 = shown
-    first) of each distinct row of ``X`` in order of first appearance (for the one-hot instances: of each
-    document id). ``PAPER`` gives ``[(0, 1, 2)]``: x1 > x2 > x3.
+    """Return every strict ordering that reaches the optimum of :func:`global_optimum`.
+
+    An ordering is the rank (0 = shown first) of each distinct row of ``X`` in order of first appearance
+    (for the one-hot instances: of each document id). ``PAPER`` gives ``[(0, 1, 2)]``: x1 > x2 > x3.
     """
     value, n = _order_value(X, y, group, k)
     values = {perm: value(perm) for perm in itertools.permutations(range(n))}

@@ -1,5 +1,6 @@
-"""Sparse Gaussian processes for ranking (Guiver & Snelson, *Learning to rank with SoftRank and Gaussian
-processes*, SIGIR 2008).
+"""Sparse Gaussian processes for ranking.
+
+After Guiver & Snelson, *Learning to rank with SoftRank and Gaussian processes*, SIGIR 2008:
 
 * :class:`SparseGP` — sparse GP regressor with an ARD + linear kernel in the paper's two forms,
   ``form="prototype"`` (GP-Rank, eq. 11) and ``form="fitc"`` (FITC, eqs. 29–30); ``predict(X,

@@ -1,5 +1,6 @@
-r"""The ARD + linear covariance of the GP-Rank paper (Guiver & Snelson, SIGIR 2008, eq. 8) and its
-reverse-mode derivatives.
+r"""The ARD + linear covariance of the GP-Rank paper and its reverse-mode derivatives.
+
+Guiver & Snelson, SIGIR 2008, eq. 8:
 
 .. math::
     K(\mathbf a, \mathbf b) = c \exp\Big(-\tfrac12 \sum_d \frac{(a_d - b_d)^2}{\lambda_d^2}\Big)
@@ -43,8 +44,10 @@ def ard_linear_diag(X: np.ndarray, amplitude: float, linear: np.ndarray) -> np.n
 def ard_linear_backward(
     G: np.ndarray, Xa: np.ndarray, Xb: np.ndarray, R: np.ndarray, lengthscale: np.ndarray, linear: np.ndarray
 ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
-    r"""Gradient of :math:`\sum_{ij} G_{ij} K(a_i, b_j)` with respect to ``log c``, ``log lambda``,
-    ``log eta`` and the first argument ``Xa`` (``Xb`` is held fixed).
+    r"""Return the gradient of :math:`\sum_{ij} G_{ij} K(a_i, b_j)` in the log parameters and ``Xa``.
+
+    The parameters are ``log c``, ``log lambda``, ``log eta`` and the first argument ``Xa`` (``Xb`` is
+    held fixed).
 
     For a symmetric use ``K(Xu, Xu)`` pass the symmetrised ``(G + G.T) / 2`` and double the ``Xa``
     gradient: each prototype enters both arguments.

@@ -1,5 +1,7 @@
-"""Shared estimator machinery of :class:`SparseGP` and :class:`GPRanker`: input checks, corpus-level
-feature scaling, the paper's per-label prototype initialisation, L-BFGS training and prediction.
+"""Shared estimator machinery of :class:`SparseGP` and :class:`GPRanker`.
+
+Input checks, corpus-level feature scaling, the paper's per-label prototype initialisation, L-BFGS
+training and prediction.
 """
 
 from __future__ import annotations
@@ -37,8 +39,14 @@ class SparseGPBase(BaseEstimator):
     # ------------------------------------------------------------------------------- checking
     def _check_common_params(self, owner: str) -> None:
         check_choice(self.form, "form", owner, FORMS)
-        check_optional_int(self.n_prototypes, "n_prototypes", owner, low=1, none_means=f"{PROTOTYPES_PER_LABEL['fitc']} per label value for 'fitc', "
-                  f"{PROTOTYPES_PER_LABEL['prototype']} for 'prototype'")  # fmt: skip
+        check_optional_int(
+            self.n_prototypes,
+            "n_prototypes",
+            owner,
+            low=1,
+            none_means=f"{PROTOTYPES_PER_LABEL['fitc']} per label value for 'fitc', "
+            f"{PROTOTYPES_PER_LABEL['prototype']} for 'prototype'",
+        )
         check_int(self.max_iter, "max_iter", owner, low=1)
         if not isinstance(self.standardize, bool):
             raise TypeError(
@@ -92,12 +100,14 @@ class SparseGPBase(BaseEstimator):
             for _ in range(self.n_prototypes):  # round-robin over the strata that still have rows
                 open_ = np.flatnonzero(counts < sizes)
                 counts[open_[np.argmin(counts[open_])]] += 1
-        return np.concatenate([rng.choice(rows, c, replace=False) for rows, c in zip(strata, counts)])
+        return np.concatenate(
+            [rng.choice(rows, c, replace=False) for rows, c in zip(strata, counts, strict=True)]
+        )
 
     def _initial_state(
         self, Xs: np.ndarray, y: np.ndarray, rng: np.random.RandomState, owner: str
     ) -> GPState:
-        """The paper's initialisation (section 6.1), on standardised features."""
+        """Return the paper's initialisation (section 6.1), on standardised features."""
         n, D = Xs.shape
         if self.n_prototypes is not None and self.n_prototypes > n:
             raise ValueError(
@@ -137,7 +147,7 @@ class SparseGPBase(BaseEstimator):
         free = np.ones(theta0.size, dtype=bool)
         if not train_outputs:
             free[theta0.size - state.outputs.size :] = False
-        bounds = [b for b, f in zip(state.bounds(), free) if f]
+        bounds = [b for b, f in zip(state.bounds(), free, strict=True) if f]
 
         def full(sub: np.ndarray) -> np.ndarray:
             theta = theta0.copy()

@@ -1,5 +1,7 @@
-"""GP-Rank / FITC-Rank (Guiver & Snelson, SIGIR 2008): a sparse GP whose predictive mean and variance
-are the SoftRank score distributions, trained on SoftNDCG by L-BFGS with exact gradients.
+"""GP-Rank / FITC-Rank (Guiver & Snelson, SIGIR 2008).
+
+A sparse GP whose predictive mean and variance are the SoftRank score distributions, trained on SoftNDCG
+by L-BFGS with exact gradients.
 """
 
 from __future__ import annotations
@@ -38,8 +40,10 @@ DISCOUNTS = ("linear", "log")
 
 
 class SoftNDCG:
-    r"""Mean SoftNDCG over the queries with two different labels, and its gradient in the score means and
-    variances (SoftRank's rank distributions, :mod:`stochrank.kernels.softrank`).
+    r"""Mean SoftNDCG over the queries with two different labels, and its gradient.
+
+    The gradient is in the score means and variances (SoftRank's rank distributions,
+    :mod:`stochrank.kernels.softrank`).
 
     SoftNDCG_q :math:`= \frac{1}{\mathrm{IDCG}_q}\sum_j (2^{l_j} - 1)\sum_r p_j(r)\, d(r)` with the
     training discount ``d``:
@@ -96,8 +100,9 @@ class SoftNDCG:
             )
 
     def __call__(self, mean: Any, var: Any) -> tuple[float, np.ndarray, np.ndarray]:
-        """``(SoftNDCG, dSoftNDCG/dmean, dSoftNDCG/dvar)`` at score means ``mean`` and variances ``var``
-        (one per document, finite, ``var >= 0``).
+        """Return ``(SoftNDCG, dSoftNDCG/dmean, dSoftNDCG/dvar)`` at score means and variances.
+
+        ``mean`` and ``var`` hold one entry per document, finite, ``var >= 0``.
         """
         n = self.gain.size
         mean = check_scores(mean, n, name="mean")
@@ -134,7 +139,7 @@ def _offsets(group: Any, qid: Any, n_rows: int, owner: str, prefix: str = "") ->
 
 
 def _only(value: Any, name: str) -> Any:
-    """The single entry of ``eval_group`` / ``eval_qid`` (lists aligned with ``eval_set``)."""
+    """Return the single entry of ``eval_group`` / ``eval_qid`` (lists aligned with ``eval_set``)."""
     if value is None:
         return None
     if not isinstance(value, (list, tuple)) or len(value) != 1:
@@ -250,7 +255,9 @@ class GPRanker(SparseGPBase):
         check_optional_int(self.k, "k", owner, low=1, none_means="the whole list")
         check_choice(self.discount, "discount", owner, DISCOUNTS)
         check_int(self.eval_k, "eval_k", owner, low=1)
-        check_optional_int(self.early_stopping_rounds, "early_stopping_rounds", owner, low=1, none_means="no early stopping")  # fmt: skip
+        check_optional_int(
+            self.early_stopping_rounds, "early_stopping_rounds", owner, low=1, none_means="no early stopping"
+        )
         X = self._check_X(X, fitting=True)
         labels = check_labels(y, X.shape[0], owner, high=MAX_EXP_LABEL,
                               hint="Relevance grades feed the exponential gain 2**label - 1.")  # fmt: skip
@@ -305,7 +312,8 @@ class GPRanker(SparseGPBase):
         if not isinstance(eval_set, (list, tuple)) or len(eval_set) != 1 or len(eval_set[0]) != 2:
             raise ValueError(
                 f"{owner}.fit takes eval_set=[(X_val, y_val)] (one validation set, a list with one pair); "
-                f"got {type(eval_set).__name__} of length {len(eval_set) if hasattr(eval_set, '__len__') else '?'}."
+                f"got {type(eval_set).__name__} of length "
+                f"{len(eval_set) if hasattr(eval_set, '__len__') else '?'}."
             )
         Xv = self._check_X(eval_set[0][0], fitting=False)
         yv = check_labels(eval_set[0][1], Xv.shape[0], owner, high=MAX_EXP_LABEL)
@@ -321,10 +329,11 @@ class GPRanker(SparseGPBase):
         return float(ndcg(yv, mean + self.alpha * std, sizes, k=self.eval_k, ties="input"))
 
     def predict(self, X: Any, return_std: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
-        """Ranking scores ``mean + alpha * std``; with ``return_std=True`` the predictive
-        ``(mean, std)`` instead (scikit-learn's GaussianProcessRegressor protocol, noise included,
-        ``alpha`` not applied), which makes a fitted ranker a variance source for
-        ``stochrank.softrank(variance=...)``.
+        """Return ranking scores ``mean + alpha * std``, or the predictive ``(mean, std)``.
+
+        With ``return_std=True`` the predictive ``(mean, std)`` comes back instead (scikit-learn's
+        GaussianProcessRegressor protocol, noise included, ``alpha`` not applied), which makes a fitted
+        ranker a variance source for ``stochrank.softrank(variance=...)``.
         """
         mean, var = self._moments(X)
         std = np.sqrt(var)

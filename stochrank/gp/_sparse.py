@@ -1,5 +1,6 @@
-r"""Sparse GP predictive moments in the two forms of Guiver & Snelson (SIGIR 2008) and their exact
-reverse-mode derivatives.
+r"""Sparse GP predictive moments and their exact reverse-mode derivatives.
+
+The two forms are those of Guiver & Snelson (SIGIR 2008).
 
 Notation: ``X`` the N training inputs (rows), ``Xu`` the M prototypes (inducing inputs), ``K`` the
 ARD + linear kernel of :mod:`._kernel`, σ² the noise variance, ``k_j = K(Xu, x_j)``.
@@ -71,7 +72,7 @@ class GPState:
         )
 
     def unpack(self, theta: np.ndarray) -> GPState:
-        """A state shaped like ``self`` holding the values of ``theta``."""
+        """Return a state shaped like ``self`` holding the values of ``theta``."""
         D = self.log_lengthscale.size
         M = self.inducing.shape[0]
         cut = np.cumsum([1, D, D, 1, M * D])
@@ -85,8 +86,10 @@ class GPState:
         )
 
     def bounds(self) -> list[tuple[float | None, float | None]]:
-        """L-BFGS-B box for :meth:`pack`: logs kept where exp() neither overflows nor loses the matrices'
-        positive definiteness; prototypes and outputs free.
+        """Return the L-BFGS-B box for :meth:`pack`.
+
+        Logs are kept where exp() neither overflows nor loses the matrices' positive definiteness;
+        prototypes and outputs are free.
         """
         D = self.log_lengthscale.size
         free = self.inducing.size + self.outputs.size
@@ -99,9 +102,11 @@ class GPState:
         )
 
     def rescaled(self, factor: float) -> GPState:
-        """The same model in output units multiplied by ``factor`` > 0: the kernel (amplitude and linear
-        weights), the noise and the FITC jitter scale by factor², the virtual outputs by factor, so the
-        predictive mean scales by factor and the variance by factor² (prototypes and lengthscales stay).
+        """Return the same model in output units multiplied by ``factor`` > 0.
+
+        The kernel (amplitude and linear weights), the noise and the FITC jitter scale by factor², the
+        virtual outputs by factor, so the predictive mean scales by factor and the variance by factor²
+        (prototypes and lengthscales stay).
         """
         log_f2 = 2.0 * float(np.log(factor))
         return GPState(
@@ -248,8 +253,9 @@ def _fitc_moments(state: GPState, X: np.ndarray):
 
 
 def posterior(form: str, state: GPState, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(w, P)`` of the predictive moments :math:`\\bar s = k^\\top w`,
-    :math:`v = σ^2 + K(x,x) - k^\\top P k`, from the state and the training inputs.
+    r"""Return ``(w, P)`` of the predictive moments, from the state and the training inputs.
+
+    The moments are :math:`\bar s = k^\top w`, :math:`v = σ^2 + K(x,x) - k^\top P k`.
     """
     s2 = state.noise
     Kuu, _, Kuf, _, kdiag = _kernel_matrices(state, X)

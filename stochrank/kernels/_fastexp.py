@@ -33,7 +33,7 @@ _MANTISSA_BITS = 52
 
 @intrinsic
 def _as_int64(typingctx, x):
-    """The bits of a float64 as an int64 (a free register reinterpretation)."""
+    """Reinterpret the bits of a float64 as an int64 (free: a register bitcast)."""
 
     def codegen(context, builder, signature, args):
         return builder.bitcast(args[0], ir.IntType(64))
@@ -43,7 +43,7 @@ def _as_int64(typingctx, x):
 
 @intrinsic
 def _as_float64(typingctx, i):
-    """An int64's bits as a float64."""
+    """Reinterpret an int64's bits as a float64."""
 
     def codegen(context, builder, signature, args):
         return builder.bitcast(args[0], ir.DoubleType())
@@ -53,7 +53,7 @@ def _as_float64(typingctx, i):
 
 @intrinsic
 def _fma(typingctx, a, b, c):
-    """A * b + c with one rounding (``llvm.fma``, a single instruction on FMA hardware)."""
+    """Compute a * b + c with one rounding (``llvm.fma``, a single instruction on FMA hardware)."""
 
     def codegen(context, builder, signature, args):
         return builder.fma(*args)

@@ -64,8 +64,10 @@ def _ranks_before(x: FloatArray, i: int, j: int) -> bool:
 
 @njit(cache=True)
 def order_head(x: FloatArray, idx: IntArray, lo: int, hi: int) -> None:
-    """Extend a sorted head: given ``idx[:lo]`` the top ``lo`` documents in order and ``idx[lo:]`` the
-    rest, make ``idx[lo:hi]`` the next ``hi - lo`` in exact order (``idx[hi:]`` stays unordered).
+    """Extend a sorted head of ``idx`` from ``lo`` to ``hi`` documents.
+
+    Given ``idx[:lo]`` the top ``lo`` documents in order and ``idx[lo:]`` the rest, make ``idx[lo:hi]``
+    the next ``hi - lo`` in exact order (``idx[hi:]`` stays unordered).
 
     Growing the head in steps lets a caller that cannot know in advance how much of the order it needs
     (a cascade that stops at its first c = 0 document) sort no more than that.

@@ -53,7 +53,7 @@ def mix64(z: np.uint64) -> np.uint64:
 
 @njit(cache=True)
 def stream_state(seed: int, call: int, query: int, purpose: int) -> np.uint64:
-    """Initial state of the stream for ``(seed, call, query, purpose)`` (all non-negative ints)."""
+    """Return the initial state of the stream for ``(seed, call, query, purpose)`` (all non-negative ints)."""
     h = mix64(np.uint64(seed) ^ _GOLDEN)
     h = mix64(h ^ np.uint64(call))
     h = mix64(h ^ np.uint64(query))
@@ -91,8 +91,10 @@ def _log_unit(u: float) -> float:
 
 @njit(cache=True)
 def _cos_sin_turn(u: float) -> tuple[float, float]:
-    """(cos 2 pi u, sin 2 pi u) for u in [0, 1): exact quarter-turn reduction, fdlibm's k_cos.c / k_sin.c
-    polynomials on [-pi/4, pi/4] (< 1 ulp), quadrant by selects.
+    """Return (cos 2 pi u, sin 2 pi u) for u in [0, 1).
+
+    Exact quarter-turn reduction, fdlibm's k_cos.c / k_sin.c polynomials on [-pi/4, pi/4] (< 1 ulp),
+    quadrant by selects.
     """
     j = np.floor(4.0 * u + 0.5)  # nearest quarter turn, 0..4
     y = _TWO_PI * (u - 0.25 * j)  # u - j/4 is exact; |y| <= pi/4

@@ -29,7 +29,8 @@ sum into one density per neighbouring position:
 
 .. math::
 
-    \sum_q \Delta M_q (D_q - D_{q-1}) = \sum_{q<p} D(x_{\pi(q)}) \bigl(g_d \alpha_q + c_d \beta_q - \gamma_q\bigr)
+    \sum_q \Delta M_q (D_q - D_{q-1})
+    = \sum_{q<p} D(x_{\pi(q)}) \bigl(g_d \alpha_q + c_d \beta_q - \gamma_q\bigr)
     + \sum_{q>p} D(x_{\pi(q)}) (\Delta M_{q-1} - \Delta M_q),
 
 with :math:`\alpha_q = w_q P_q - w_{q+1} P_{q+1}`, :math:`\beta_q = w_{q+1} g_{\pi(q)} P_q`,

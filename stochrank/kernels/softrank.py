@@ -99,8 +99,9 @@ def _forward(mean: FloatArray, var: FloatArray, j: int, kk: int, pair: FloatArra
 
 @njit(cache=True)
 def softrank_rank_distribution(mean: FloatArray, var: FloatArray, k: int, out: FloatArray) -> None:
-    """Write p_j(r) for every document j and rank r < min(k, n) (k = -1: all n ranks) to ``out``
-    (shape (n, min(k, n))).
+    """Write p_j(r) for every document j and rank r < min(k, n) to ``out``.
+
+    ``k = -1`` means all n ranks; ``out`` has shape (n, min(k, n)).
     """
     n = mean.size
     if n == 0:
@@ -123,7 +124,7 @@ def softrank_query(
     d_mean: FloatArray,
     d_var: FloatArray,
 ) -> float:
-    r"""Expected DCG@k of one query under the SoftRank rank distributions, and its exact gradient.
+    r"""Compute the expected DCG@k of one query under SoftRank's rank distributions, and its gradient.
 
     Returns :math:`V = \sum_j g_j \sum_{r<k} p_j(r) w_r` and overwrites ``d_mean[j]`` =
     :math:`\partial V/\partial m_j`, ``d_var[j]`` = :math:`\partial V/\partial v_j`. ``k = -1`` (or k > n)
@@ -187,8 +188,10 @@ def softrank_batch(
     d_mean: FloatArray,
     d_var: FloatArray,
 ) -> None:
-    """:func:`softrank_query` for every query (``prange`` over queries): ``values[q]`` =
-    ``query_scale[q]`` · V_q, and the rows of q in ``d_mean`` / ``d_var`` are scaled likewise.
+    """Run :func:`softrank_query` for every query (``prange`` over queries).
+
+    ``values[q]`` = ``query_scale[q]`` · V_q, and the rows of q in ``d_mean`` / ``d_var`` are scaled
+    likewise.
     """
     n_queries = offsets.size - 1
     for qi in prange(n_queries):
@@ -206,8 +209,10 @@ def softrank_batch(
 def softrank_linear_query(
     mean: FloatArray, var: FloatArray, gain: FloatArray, d_mean: FloatArray, d_var: FloatArray
 ) -> float:
-    r"""Expected DCG of one query under the whole-list linear discount :math:`d(r) = 1 - r/n`, and its
-    exact gradient, in O(n²) instead of the recursion's O(n³).
+    r"""Compute the expected DCG of one query under the whole-list linear discount, and its gradient.
+
+    The discount is :math:`d(r) = 1 - r/n`; value and exact gradient take O(n²) instead of the
+    recursion's O(n³).
 
     A linear discount needs only the expected ranks :math:`E[r_j] = \sum_{i \ne j} \pi_{ij}`:
 
@@ -255,9 +260,10 @@ def softrank_linear_batch(
     d_mean: FloatArray,
     d_var: FloatArray,
 ) -> None:
-    """:func:`softrank_linear_query` for every query (``prange`` over queries): ``values[q]`` =
-    ``query_scale[q]`` · V_q, the rows of q in ``d_mean`` / ``d_var`` scaled likewise; a query with
-    ``query_scale[q] == 0`` is skipped (zeros).
+    """Run :func:`softrank_linear_query` for every query (``prange`` over queries).
+
+    ``values[q]`` = ``query_scale[q]`` · V_q, the rows of q in ``d_mean`` / ``d_var`` scaled likewise; a
+    query with ``query_scale[q] == 0`` is skipped (zeros).
     """
     n_queries = offsets.size - 1
     for qi in prange(n_queries):

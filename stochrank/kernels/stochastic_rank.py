@@ -57,8 +57,10 @@ class CascadeArrays(NamedTuple):
 
 
 class SmoothingParams(NamedTuple):
-    """How the metric is smoothed and its gradient estimated: noise scale ``sigma``, relevance shift
-    ``mu``, SFA offset ``nu`` and strength ``sfa``, ``n_samples`` draws per call, ``seed`` of the streams.
+    """How the metric is smoothed and its gradient estimated.
+
+    Noise scale ``sigma``, relevance shift ``mu``, SFA offset ``nu`` and strength ``sfa``, ``n_samples``
+    draws per call, ``seed`` of the streams.
     """
 
     sigma: float
@@ -174,7 +176,7 @@ def smoothed_gradient(
 
 @njit(cache=True, parallel=True)
 def langevin_noise(offsets: IntArray, seed: int, call: int) -> FloatArray:
-    """Standard normal noise per document for SGLB, from each query's own stream (seed, call, query)."""
+    """Draw standard normal noise per document for SGLB, from each query's own stream (seed, call, query)."""
     n_queries = offsets.size - 1
     out = np.empty(offsets[-1])
     for qi in prange(n_queries):
@@ -227,7 +229,7 @@ def ideal_dcg(gain: FloatArray, offsets: IntArray, pos_weight: FloatArray, k: in
 
 @njit(cache=True, parallel=True)
 def varying_queries(gain: FloatArray, cont: FloatArray, offsets: IntArray, min_size: int) -> BoolArray:
-    """True for queries with at least ``min_size`` documents that differ in gain or continuation."""
+    """Flag the queries with at least ``min_size`` documents that differ in gain or continuation."""
     n_queries = offsets.size - 1
     out = np.zeros(n_queries, dtype=np.bool_)
     for qi in prange(n_queries):

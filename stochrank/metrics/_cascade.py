@@ -132,7 +132,7 @@ def _rr_parallel(
 def _stop_probabilities(
     name: str, labels: Any, scores: Any, group: Any, weight: Any, max_grade: Any
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
-    """Validated inputs plus the stopping probability R of every document."""
+    """Validate the inputs and add the stopping probability R of every document."""
     if max_grade is not None:
         max_grade = check_real(
             max_grade, "max_grade", owner(name), low=0.0, high=MAX_EXP_LABEL, low_open=True
@@ -153,7 +153,7 @@ def err(
     weight: Any = None,
     per_query: bool = False,
 ) -> float | np.ndarray:
-    r"""Expected reciprocal rank at ``k`` (Chapelle et al. 2009).
+    r"""Compute the expected reciprocal rank at ``k`` (Chapelle et al. 2009).
 
     .. math::
         \mathrm{ERR@}k = \sum_{p=0}^{K-1} \frac{R_{\pi(p)}}{p+1} \prod_{q<p} \bigl(1 - R_{\pi(q)}\bigr),

@@ -28,7 +28,7 @@ def prepare(
     label_high: float = math.inf,
     label_hint: str = "",
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
-    """Validated ``(labels, scores, offsets, query_weights)``; every row belongs to one query."""
+    """Validate into ``(labels, scores, offsets, query_weights)``; every row belongs to one query."""
     scores = check_scores(scores)
     labels = check_labels(labels, None, owner(name), high=label_high, hint=label_hint)
     if labels.size != scores.size:

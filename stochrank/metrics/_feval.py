@@ -116,7 +116,7 @@ class BoosterMetric:
 
 
 def feval(metric: str = "ndcg", *, k: int | None = 5, **conventions: Any) -> BoosterMetric:
-    """A metric callable for booster evaluation and early stopping.
+    """Make a metric callable for booster evaluation and early stopping.
 
     Parameters
     ----------

@@ -27,7 +27,7 @@ WORST, INPUT, AVERAGE = TIES["worst"], TIES["input"], TIES["average"]
 
 @njit(cache=True)
 def cutoff(k: int, n: int) -> int:
-    """Number of scored positions: ``n`` for ``k < 0`` (whole list), else ``min(k, n)``."""
+    """Return the number of scored positions: ``n`` for ``k < 0`` (whole list), else ``min(k, n)``."""
     if k < 0 or k > n:
         return n
     return k

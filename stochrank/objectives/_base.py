@@ -53,7 +53,7 @@ class RankingObjective(ABC, Generic[E]):
     # ------------------------------------------------------------------ configuration
     @abstractmethod
     def _config(self) -> tuple[Any, ...]:
-        """The constructor's arguments, in order: ``type(self)(*self._config())`` is an equal copy."""
+        """Return the constructor's arguments, in order: ``type(self)(*self._config())`` is an equal copy."""
 
     @property
     @abstractmethod
@@ -77,10 +77,10 @@ class RankingObjective(ABC, Generic[E]):
 
     @abstractmethod
     def with_sglb(self, sglb: SGLB | None) -> RankingObjective[E]:
-        """A copy of this objective with other SGLB settings."""
+        """Return a copy of this objective with other SGLB settings."""
 
     def parameters(self) -> dict[str, Any]:
-        """The constructor's parameters by name, e.g. ``{'k': 5, 'sigma': 1.0, ...}`` (a new dict).
+        """Return the constructor's parameters by name, e.g. ``{'k': 5, 'sigma': 1.0, ...}`` (a new dict).
 
         Deliberately not ``get_params``: scikit-learn would take the objective for a nested estimator and
         try to re-create it through ``get_params`` / ``set_params`` when cloning an estimator.
@@ -119,8 +119,9 @@ class RankingObjective(ABC, Generic[E]):
 
     @abstractmethod
     def _ascent(self, scores: FloatArray, info: DatasetInfo, encoding: E, call: int) -> FloatArray:
-        """Ascent direction of the metric at ``scores`` (without weights or SGLB); ``call`` is the
-        0-based booster call of the current run.
+        """Return the ascent direction of the metric at ``scores`` (without weights or SGLB).
+
+        ``call`` is the 0-based booster call of the current run.
         """
 
     def _check_start(self, info: DatasetInfo, preds: FloatArray) -> None:
@@ -130,7 +131,9 @@ class RankingObjective(ABC, Generic[E]):
     def __call__(
         self, a: Any, b: Any, weight: Any = None, group: Any = None
     ) -> tuple[FloatArray, FloatArray]:
-        """Booster entry point: ``(preds, Dataset | DMatrix | RankingTarget)`` or
+        """Return ``(grad, hess)`` for a booster's call.
+
+        The booster calls ``(preds, Dataset | DMatrix | RankingTarget)`` or
         ``(y_true, y_pred, weight, group)``.
         """
         booster_call = self._cache.unpack(a, b, weight, group)
@@ -179,7 +182,7 @@ class RankingObjective(ABC, Generic[E]):
 def _same(a: Any, b: Any) -> bool:
     """Equality of configurations that may hold arrays (compared by value) or fitted models (by identity)."""
     if isinstance(a, tuple) and isinstance(b, tuple):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     if dataclasses.is_dataclass(a) and not isinstance(a, type) and type(a) is type(b):
         return _same(*(tuple(getattr(c, f.name) for f in dataclasses.fields(a)) for c in (a, b)))
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):

@@ -16,8 +16,10 @@ R = TypeVar("R")
 def documented(
     common_doc: str, renamed: Mapping[str, str] | None = None
 ) -> Callable[[Callable[P, R]], Callable[P, R]]:
-    """Decorate a constructor: put ``common_doc`` in place of ``    {common}`` in its docstring and reject
-    unknown keyword arguments with a suggestion (CatBoost silently ignores typos).
+    """Decorate a constructor: complete its docstring and reject unknown keyword arguments.
+
+    ``common_doc`` takes the place of ``    {common}`` in the docstring; an unknown keyword argument
+    fails with a suggestion (CatBoost silently ignores typos).
 
     ``renamed`` maps names people bring from elsewhere (CatBoost's loss string) to the parameter to use.
     The signature is kept (``ParamSpec``), so type checkers and IDEs see the real parameters.

@@ -40,7 +40,10 @@ VarianceSpec = float | FloatArray | VarianceModel | None
 
 
 def check_variance_array(variance: Any) -> FloatArray:
-    """A validated, read-only float64 copy of a per-row variance array (nobody can change it afterwards)."""
+    """Return a validated float64 copy of a per-row variance array.
+
+    The copy is read-only, so nobody can change it afterwards.
+    """
     arr = np.asarray(variance)
     if arr.dtype.kind not in "iuf":
         raise TypeError(
@@ -54,7 +57,7 @@ def check_variance_array(variance: Any) -> FloatArray:
 
 
 def check_variance_model(model: Any) -> VarianceModel:
-    """A variance model must be a fitted instance: fail here, not at the booster's first call."""
+    """Check that a variance model is a fitted instance: fail here, not at the booster's first call."""
     if inspect.isclass(model):
         raise TypeError(
             f"The 'variance' parameter of {OWNER} got the class {model.__name__}, not a fitted model: pass "

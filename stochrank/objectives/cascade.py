@@ -59,6 +59,7 @@ class CascadeMetric(ABC):
         return f"stochrank.{self.name}"
 
     def __post_init__(self) -> None:
+        """Validate ``k`` (dataclass hook)."""
         k = check_optional_int(self.k, "k", self.owner, low=1, none_means="the whole list")
         object.__setattr__(self, "k", k)
 
@@ -69,14 +70,14 @@ class CascadeMetric(ABC):
 
     @abstractmethod
     def _gain_cont(self, labels: FloatArray) -> tuple[FloatArray, FloatArray]:
-        """Validated per-document gain g and continuation c."""
+        """Return the validated per-document gain g and continuation c."""
 
     @abstractmethod
     def _position_discount(self) -> str:
         """Name of the position weights (:func:`~stochrank.conventions.position_weights`)."""
 
     def encode(self, labels: FloatArray, offsets: npt.NDArray[np.int64]) -> CascadeArrays:
-        """The training set's labels in the kernels' form (computed once per dataset)."""
+        """Encode the training set's labels in the kernels' form (computed once per dataset)."""
         gain, cont = self._gain_cont(labels)
         longest = int(np.diff(offsets).max())
         pos_weight = position_weights(self._position_discount(), longest + 3, self.k)
@@ -176,6 +177,7 @@ class PFound(_StopMetric):
     decay: float = 0.85
 
     def __post_init__(self) -> None:
+        """Validate ``k`` and ``decay`` (dataclass hook)."""
         super().__post_init__()
         object.__setattr__(self, "decay", check_real(self.decay, "decay", self.owner, low=0.0, high=1.0))
 
@@ -195,6 +197,7 @@ class MRR(CascadeMetric):
     threshold: float = 0.0
 
     def __post_init__(self) -> None:
+        """Validate ``k`` and ``threshold`` (dataclass hook)."""
         super().__post_init__()
         object.__setattr__(self, "threshold", check_real(self.threshold, "threshold", self.owner))
 
@@ -216,6 +219,7 @@ class LSO(_GradedMetric):
     discount: Discount = "position"
 
     def __post_init__(self) -> None:
+        """Validate ``k`` and ``order`` (dataclass hook)."""
         super().__post_init__()
         check_choice(self.order, "order", self.owner, ("input", "score"))
 

@@ -70,7 +70,8 @@ def ndcg(
 ) -> StochasticRankObjective:
     r"""StochasticRank objective for NDCG@k.
 
-    .. math:: \mathrm{NDCG@k} = \frac{1}{\mathrm{IDCG@k}} \sum_{p<k} \frac{\mathrm{gain}(r_{\pi(p)})}{\mathrm{disc}(p)}
+    .. math:: \mathrm{NDCG@k} = \frac{1}{\mathrm{IDCG@k}}
+              \sum_{p<k} \frac{\mathrm{gain}(r_{\pi(p)})}{\mathrm{disc}(p)}
 
     with gain :math:`2^r - 1` ('exp', the default: LightGBM's and XGBoost's ``ndcg@k``, the paper's eq. 1)
     or :math:`r` ('linear', CatBoost's default ``type=Base``), and discount :math:`\log_2(p+2)` ('log')
@@ -109,8 +110,9 @@ def dcg(
     discount: Literal["log", "position"] = "log",
     sglb: SGLB | None = None,
 ) -> StochasticRankObjective:
-    r"""StochasticRank objective for DCG@k (unnormalised NDCG: queries with more relevant documents
-    weigh more).
+    r"""StochasticRank objective for DCG@k, the unnormalised NDCG.
+
+    Queries with more relevant documents weigh more:
 
     .. math:: \mathrm{DCG@k} = \sum_{p<k} \mathrm{gain}(r_{\pi(p)}) / \mathrm{disc}(p)
 
@@ -185,7 +187,8 @@ def pfound(
     r"""StochasticRank objective for Yandex's pFound (Segalovich, 2010).
 
     .. math:: \mathrm{pFound@k} = \sum_{p<k} R_{\pi(p)}\, \mathrm{pLook}_p, \quad
-              \mathrm{pLook}_0 = 1,\ \mathrm{pLook}_p = \mathrm{pLook}_{p-1}\, \mathrm{decay}\,(1 - R_{\pi(p-1)})
+              \mathrm{pLook}_0 = 1,\
+              \mathrm{pLook}_p = \mathrm{pLook}_{p-1}\, \mathrm{decay}\,(1 - R_{\pi(p-1)})
 
     Parameters
     ----------
@@ -222,8 +225,9 @@ def mrr(
     seed: int = 0,
     sglb: SGLB | None = None,
 ) -> StochasticRankObjective:
-    r"""StochasticRank objective for Mean Reciprocal Rank: :math:`1/(1 + p)` for the position p of the
-    first relevant document, 0 if p >= k.
+    r"""StochasticRank objective for Mean Reciprocal Rank.
+
+    A query scores :math:`1/(1 + p)` for the position p of its first relevant document, 0 if p >= k.
 
     MRR is ERR with 0/1 probabilities, and runs through the same kernel: past the first relevant
     document nothing counts, so a sample costs O(n log n + n min(k, p_1)).
@@ -267,7 +271,8 @@ def lso(
     A query's documents are shown in a fixed order and the model decides which to show: document i is
     shown when its score is > 0, and
 
-    .. math:: \mathrm{DCG\text{-}RR} = \sum_{i\ \mathrm{shown},\ c_i < k} \frac{\mathrm{gain}(r_i)}{\mathrm{disc}(c_i)},
+    .. math:: \mathrm{DCG\text{-}RR}
+              = \sum_{i\ \mathrm{shown},\ c_i < k} \frac{\mathrm{gain}(r_i)}{\mathrm{disc}(c_i)},
               \quad c_i = \#\{\text{shown } j \text{ before } i\}.
 
     ``order='input'`` (default) is the paper's definition: the display order is the row order. CatBoost's

@@ -58,6 +58,7 @@ class SGLB:
     learning_rate: float | None = None
 
     def __post_init__(self) -> None:
+        """Validate the settings (dataclass hook)."""
         check_real(self.temperature, "temperature", "SGLB", low=0.0, low_open=True)
         check_choice(self.shrink_mode, "shrink_mode", "SGLB", ("constant", "decreasing"))
         if self.shrink_rate is not None:
@@ -87,7 +88,9 @@ class SGLB:
             )
 
     def booster_learning_rate(self, booster_lr: float | None, booster: str = "the booster") -> float | None:
-        """The step SGLB's noise and shrinkage use: the booster's, else ``learning_rate`` (None if neither).
+        """Return the step SGLB's noise and shrinkage use: the booster's, else ``learning_rate``.
+
+        None if neither is known.
 
         Raises ValueError when both are known and differ, or when constant shrinkage would not shrink
         (``shrink_rate * lr`` outside [0, 1)). ``booster`` names the other side in the message.
@@ -99,8 +102,9 @@ class SGLB:
             and not math.isclose(booster_lr, given, rel_tol=1e-5, abs_tol=1e-8)
         ):
             raise ValueError(
-                f"SGLB(learning_rate={given}) disagrees with {booster}'s learning_rate={booster_lr}. SGLB's noise "
-                "and shrinkage must use the booster's step: drop learning_rate from SGLB(...) or make them equal."
+                f"SGLB(learning_rate={given}) disagrees with {booster}'s learning_rate={booster_lr}. "
+                "SGLB's noise and shrinkage must use the booster's step: drop learning_rate from SGLB(...) "
+                "or make them equal."
             )
         lr = booster_lr if booster_lr is not None else given
         if lr is not None and self.shrink_mode == "constant":

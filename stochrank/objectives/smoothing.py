@@ -13,7 +13,7 @@ SEED_LIMIT = 2**63
 
 
 def check_seed(seed: object, owner: str) -> int:
-    """A seed of the counter-based noise streams: an int in [0, 2**63)."""
+    """Validate a seed of the counter-based noise streams: an int in [0, 2**63)."""
     value = check_int(seed, "seed", owner, low=0)
     if value >= SEED_LIMIT:
         raise ValueError(f"The 'seed' parameter of {owner} must be below 2**63; got {seed}.")
@@ -51,6 +51,7 @@ class Smoothing:
     owner: InitVar[str] = "stochrank.Smoothing"
 
     def __post_init__(self, owner: str) -> None:
+        """Validate the parameters; ``owner`` names the constructor in the messages (dataclass hook)."""
         checked = {
             "sigma": check_real(self.sigma, "sigma", owner, low=0.0, low_open=True),
             "mu": check_real(self.mu, "mu", owner, low=0.0),
@@ -63,5 +64,5 @@ class Smoothing:
             object.__setattr__(self, name, value)
 
     def kernel_params(self) -> SmoothingParams:
-        """The parameters in the kernels' form."""
+        """Return the parameters in the kernels' form."""
         return SmoothingParams(self.sigma, self.mu, self.nu, self.sfa, self.n_samples, self.seed)

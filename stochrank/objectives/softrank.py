@@ -74,6 +74,7 @@ class SoftRankConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
+        """Validate the parameters and resolve the defaults (dataclass hook)."""
         set_ = object.__setattr__
         set_(self, "k", check_optional_int(self.k, "k", OWNER, low=1, none_means="the whole list"))
         check_choice(self.gain, "gain", OWNER, ("exp", "linear"))
@@ -86,7 +87,8 @@ class SoftRankConfig:
         )
         if self.train_discount == "linear" and self.k is None:
             raise ValueError(
-                f"train_discount='linear' of {OWNER} is D(r) = 1 - r/k and needs a cut-off: pass k (e.g. k=10)."
+                f"train_discount='linear' of {OWNER} is D(r) = 1 - r/k and needs a cut-off: "
+                "pass k (e.g. k=10)."
             )
         if self.sigma is not None and self.variance is not None:
             raise ValueError(
@@ -111,8 +113,10 @@ def _variance_spec(variance: Any) -> VarianceSpec:
 
 
 class _Encoding(NamedTuple):
-    """Per-dataset arrays: gains (zero in queries whose NDCG cannot change), training discount,
-    1/IDCG per query, score variance per document, and the kernel's work size.
+    """Per-dataset arrays of a SoftRank objective.
+
+    Gains (zero in queries whose NDCG cannot change), training discount, 1/IDCG per query, score variance
+    per document, and the kernel's work size.
     """
 
     gain: FloatArray
@@ -174,13 +178,14 @@ class SoftRankObjective(RankingObjective[_Encoding]):
         return self._sglb
 
     def with_sglb(self, sglb: SGLB | None) -> SoftRankObjective:
-        """A copy with other SGLB settings."""
+        """Return a copy with other SGLB settings."""
         return SoftRankObjective(self.config, sglb)
 
     def _constructor_name(self) -> str:
         return "softrank"
 
     def __repr__(self) -> str:
+        """Show the constructor call that builds an equal objective."""
         fields = ", ".join(
             f"{f.name}={getattr(self.config, f.name)!r}" for f in dataclasses.fields(SoftRankConfig)
         )
@@ -268,8 +273,9 @@ def softrank(
     seed: int = 0,
     sglb: SGLB | None = None,
 ) -> SoftRankObjective | StochasticRankObjective:
-    r"""SoftRank objective (Taylor et al., WSDM 2008): maximise SoftNDCG@k, the expected NDCG@k under
-    Gaussian score uncertainty, with its exact gradient.
+    r"""SoftRank objective (Taylor et al., WSDM 2008): maximise SoftNDCG@k with its exact gradient.
+
+    SoftNDCG@k is the expected NDCG@k under Gaussian score uncertainty.
 
     Each document's score is :math:`N(f_j, v_j)` with f the booster's score;
     :math:`\pi_{ij} = \Phi((f_i - f_j)/\sqrt{v_i + v_j})` is the probability that i ranks above j. The

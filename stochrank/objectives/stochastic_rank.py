@@ -55,8 +55,10 @@ __all__ = ["StochasticRankObjective"]
 
 
 class StochasticRankObjective(RankingObjective[CascadeArrays]):
-    r"""A StochasticRank objective: the booster gets ``-w_q`` times the coordinate-conditional-sampling
-    estimate of :math:`\nabla_f E[M(f - \sigma\mu r + \sigma\varepsilon)]` (mean-removed, SFA-projected) and
+    r"""A StochasticRank objective, called by the booster for gradients and Hessians.
+
+    The booster gets ``-w_q`` times the coordinate-conditional-sampling estimate of
+    :math:`\nabla_f E[M(f - \sigma\mu r + \sigma\varepsilon)]` (mean-removed, SFA-projected) and
     Hessian ``w_q``. Build one with :func:`~stochrank.ndcg`, :func:`~stochrank.dcg`, :func:`~stochrank.err`,
     :func:`~stochrank.pfound`, :func:`~stochrank.mrr` or :func:`~stochrank.lso`.
 
@@ -109,11 +111,11 @@ class StochasticRankObjective(RankingObjective[CascadeArrays]):
         return self._sglb
 
     def with_sglb(self, sglb: SGLB | None) -> StochasticRankObjective:
-        """A copy with other SGLB settings."""
+        """Return a copy with other SGLB settings."""
         return StochasticRankObjective(self.target, self.smoothing, sglb)
 
     def replace(self, **changes: Any) -> StochasticRankObjective:
-        """A copy with some target or smoothing parameters changed, e.g. ``obj.replace(sigma=0.5)``."""
+        """Return a copy with some target or smoothing parameters changed, e.g. ``obj.replace(sigma=0.5)``."""
         target = {f.name for f in dataclasses.fields(self.target)} & changes.keys()
         smoothing = {f.name for f in dataclasses.fields(self.smoothing)} & changes.keys()
         unknown = changes.keys() - target - smoothing - {"sglb"}
@@ -128,6 +130,7 @@ class StochasticRankObjective(RankingObjective[CascadeArrays]):
         )
 
     def __repr__(self) -> str:
+        """Show the constructor call that builds an equal objective."""
         fields = {f.name: getattr(self.target, f.name) for f in dataclasses.fields(self.target)}
         for f in dataclasses.fields(self.smoothing):
             if not (f.name == "mu" and isinstance(self.target, LSO)):

@@ -60,6 +60,7 @@ class DatasetCache(Generic[S]):
         self._by_array: dict[int, tuple[weakref.ref[np.ndarray], CacheEntry[S]]] = {}
 
     def __len__(self) -> int:
+        """Count the datasets still alive that have an entry."""
         return len(self._by_key) + sum(ref() is not None for ref, _ in self._by_array.values())
 
     def _get(self, key: Any) -> CacheEntry[S] | None:
@@ -107,7 +108,7 @@ class DatasetCache(Generic[S]):
 
 
 def training_features(source: Any) -> tuple[npt.NDArray[np.float64] | None, str]:
-    """The feature matrix of a training set as a 2-D float64 array, or ``(None, why it is unavailable)``.
+    """Return the feature matrix of a training set as 2-D float64, or ``(None, why it is unavailable)``.
 
     LightGBM ``Dataset`` (with ``free_raw_data=False``) and XGBoost ``DMatrix`` give theirs (see
     :func:`.lightgbm.dataset_features`, :func:`.xgboost.dmatrix_features`); ``RankingTarget`` and

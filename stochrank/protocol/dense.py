@@ -11,7 +11,7 @@ __all__ = ["dense_features"]
 
 
 def dense_features(data: Any) -> npt.NDArray[np.float64]:
-    """A 2-D float64 array from numpy / scipy.sparse / pandas-like data; sparse gaps become 0.0."""
+    """Convert to a 2-D float64 array from numpy / scipy.sparse / pandas-like data; sparse gaps become 0.0."""
     if hasattr(data, "tocsr"):  # scipy.sparse
         csr = data.tocsr()
         out = np.zeros(csr.shape, dtype=np.float64)

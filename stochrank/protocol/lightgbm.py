@@ -1,5 +1,7 @@
-"""LightGBM's two call forms: ``lgb.train``/``lgb.cv`` pass ``(preds, Dataset)``; ``LGBMRanker`` passes
-``(y_true, y_pred, weight, group)`` (the 4-argument form, chosen by LightGBM from the parameter count).
+"""LightGBM's two call forms of an objective.
+
+``lgb.train``/``lgb.cv`` pass ``(preds, Dataset)``; ``LGBMRanker`` passes ``(y_true, y_pred, weight,
+group)`` (the 4-argument form, chosen by LightGBM from the parameter count).
 
 A ``Dataset`` carries per-row labels and weights, query sizes (``get_group()``) and its parameters (the
 learning rate); ``LGBMRanker`` passes the Dataset's own label array on every call, which serves as the
@@ -24,7 +26,7 @@ _LEARNING_RATE_KEYS = ("learning_rate", "shrinkage_rate", "eta")
 
 
 def is_dataset(obj: Any) -> bool:
-    """True for a ``lightgbm.Dataset``."""
+    """Tell whether ``obj`` is a ``lightgbm.Dataset``."""
     return hasattr(obj, "get_group") and hasattr(obj, "construct")
 
 
@@ -49,7 +51,7 @@ def dataset_info(ds: Any) -> DatasetInfo:
 
 
 def sklearn_info(y_true: Any, weight: Any, group: Any) -> DatasetInfo:
-    """The facts of ``LGBMRanker``'s ``(y_true, y_pred, weight, group)`` call."""
+    """Return the facts of ``LGBMRanker``'s ``(y_true, y_pred, weight, group)`` call."""
     labels = np.asarray(y_true, dtype=np.float64).reshape(-1)
     if group is None:
         raise ValueError(
@@ -63,7 +65,9 @@ def sklearn_info(y_true: Any, weight: Any, group: Any) -> DatasetInfo:
 
 
 def dataset_features(ds: Any) -> tuple[npt.NDArray[np.float64] | None, str]:
-    """A Dataset's raw features as float64, kept only with ``free_raw_data=False``; else ``(None, why)``.
+    """Return a Dataset's raw features as float64, or ``(None, why)``.
+
+    LightGBM keeps them only with ``free_raw_data=False``.
 
     Subsets made by ``lgb.cv`` are sliced from the reference's raw data.
     """

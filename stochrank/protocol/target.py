@@ -1,4 +1,4 @@
-"""stochrank's own boosting loops (e.g. on CatBoost trees) call objectives as ``obj(preds, RankingTarget)``."""
+"""stochrank's own boosting loops (e.g. on CatBoost trees) call objectives: ``obj(preds, RankingTarget)``."""
 
 from __future__ import annotations
 
@@ -38,5 +38,5 @@ class RankingTarget:
         self.learning_rate = learning_rate
 
     def info(self) -> DatasetInfo:
-        """The facts an objective reads (no copy)."""
+        """Return the facts an objective reads (no copy)."""
         return DatasetInfo(self.labels, self.offsets, self.weights, "stochrank", self.learning_rate)

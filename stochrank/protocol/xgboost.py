@@ -19,7 +19,7 @@ __all__ = ["dmatrix_features", "dmatrix_info", "is_dmatrix"]
 
 
 def is_dmatrix(obj: Any) -> bool:
-    """True for an ``xgboost.DMatrix`` (or ``QuantileDMatrix``)."""
+    """Tell whether ``obj`` is an ``xgboost.DMatrix`` (or ``QuantileDMatrix``)."""
     return hasattr(obj, "get_uint_info") and hasattr(obj, "get_base_margin")
 
 
@@ -40,7 +40,7 @@ def dmatrix_info(dm: Any) -> DatasetInfo:
 
 
 def dmatrix_features(dm: Any) -> tuple[npt.NDArray[np.float64] | None, str]:
-    """A DMatrix's features as float64 (``DMatrix.get_data()``, values as float32), or ``(None, why)``.
+    """Return a DMatrix's features as float64 (``DMatrix.get_data()``, values as float32), or ``(None, why)``.
 
     ``get_data()`` is a CSR matrix without the entries XGBoost treats as missing: a scipy.sparse input's
     absent entries and a dense input's ``missing`` values (NaN by default) alike. They come back as 0.0,
