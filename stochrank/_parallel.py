@@ -15,9 +15,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import ParamSpec, TypeVar
 
 import numba
+from numba.np.ufunc import threading_layer as _numba_threading_layer
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 _LOCK = threading.Lock()
 _layer: str | None = None
@@ -29,26 +33,26 @@ def threading_layer() -> str | None:
     global _layer
     if _layer is None:
         try:
-            _layer = numba.threading_layer()
+            _layer = _numba_threading_layer()
         except ValueError:  # no parallel kernel has run in this process yet
             return None
     return _layer
 
 
-def run_parallel(kernel: Callable[..., Any], n_rows: int, *args: Any) -> Any:
-    """Call ``kernel(*args)`` over ``n_rows`` documents: one thread when small, locked when unsafe."""
+def run_parallel(kernel: Callable[_P, _R], n_rows: int, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+    """Call ``kernel(*args, **kwargs)`` over ``n_rows`` documents: one thread when small, locked if unsafe."""
     if n_rows < PARALLEL_MIN_ROWS:
         previous = numba.get_num_threads()  # thread-local in Numba: other threads are unaffected
         numba.set_num_threads(1)
         try:
-            return _launch(kernel, args)
+            return _launch(kernel, *args, **kwargs)
         finally:
             numba.set_num_threads(previous)
-    return _launch(kernel, args)
+    return _launch(kernel, *args, **kwargs)
 
 
-def _launch(kernel: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+def _launch(kernel: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs) -> _R:
     if threading_layer() in ("omp", "tbb"):
-        return kernel(*args)
+        return kernel(*args, **kwargs)
     with _LOCK:
-        return kernel(*args)
+        return kernel(*args, **kwargs)

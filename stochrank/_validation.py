@@ -65,7 +65,7 @@ def check_real(
     high_open: bool = False,
 ) -> float:
     """Return ``value`` as a finite float inside the given interval."""
-    ok = isinstance(value, Real) and not isinstance(value, bool) and math.isfinite(float(value))
+    ok = not isinstance(value, bool) and isinstance(value, Real) and math.isfinite(float(value))
     if ok:
         v = float(value)
         ok = (v > low if low_open else v >= low) and (v < high if high_open else v <= high)

@@ -54,7 +54,7 @@ class XGBRanker(xgb.XGBRanker):
                 f"or a stochrank objective such as stochrank.ndcg(k=5); got objective={objective!r}."
             )
 
-    def fit(  # type: ignore[override]
+    def fit(
         self,
         X: Any,
         y: Any,
@@ -168,7 +168,8 @@ class XGBRanker(xgb.XGBRanker):
         lr = _DEFAULT_ETA if lr is None else float(lr)
         return obj.with_sglb(dataclasses.replace(obj.sglb, learning_rate=lr))
 
-    def predict(self, X: Any, **kwargs: Any) -> np.ndarray:  # type: ignore[override]
+    def predict(self, X: Any, **kwargs: Any) -> np.ndarray:
         """Ranking scores (raw margins; ``base_margin`` is excluded unless passed again)."""
         kwargs.setdefault("output_margin", True)
-        return super().predict(X, **kwargs)
+        scores: np.ndarray = super().predict(X, **kwargs)  # xgboost types its predictions as Any
+        return scores

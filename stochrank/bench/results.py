@@ -96,13 +96,9 @@ def machine_line(*, runner: bool = False) -> str:
             f"Machine: {os.cpu_count()} vCPU, load average {load} at the end; "
             f"Python {platform.python_version()}, {versions}."
         )
-    import numba
+    from .._parallel import threading_layer
 
-    layer: str
-    try:
-        layer = numba.threading_layer()  # type: ignore[attr-defined]  # public, re-exported without __all__
-    except ValueError:  # no parallel Numba function has run yet
-        layer = "not started"
+    layer = threading_layer() or "not started"  # None: no parallel Numba function has run yet
     return (
         f"Machine: {os.cpu_count()} vCPU ({cpu_model()}), load average {load} at the end; "
         f"Python {platform.python_version()}, {versions}; Numba threading layer `{layer}`."

@@ -75,7 +75,7 @@ def query_weights(weight: Any, offsets: np.ndarray, name: str = "weight") -> np.
             f"'{name}' must be finite and non-negative; found {w[~(np.isfinite(w) & (w >= 0))][:3]}."
         )
     if w.size == n_rows and n_rows != n_queries:
-        per_query = w[offsets[:-1]]
+        per_query: np.ndarray = w[offsets[:-1]]  # numpy's stubs type fancy indexing as Any
         varies = np.flatnonzero(np.maximum.reduceat(w, offsets[:-1]) != np.minimum.reduceat(w, offsets[:-1]))
         if varies.size:
             qi = varies[0]

@@ -11,7 +11,7 @@ Graded gains, cascade stopping probabilities, binary relevance, and the 1/IDCG s
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -79,7 +79,8 @@ def stop_probabilities(labels: FloatArray, max_grade: float | None, owner: str) 
         hint=f"Raise max_grade above {labels.max():g}: pass a larger max_grade (now {max_grade:g}) "
         "or clip the labels.",
     )  # fmt: skip
-    return gains(labels, "exp") / 2.0**max_grade
+    top: float = 2.0**max_grade  # typeshed types float ** float as Any (a negative base gives complex)
+    return gains(labels, "exp") / top
 
 
 def binary_relevance(labels: FloatArray, threshold: float) -> FloatArray:
@@ -95,12 +96,13 @@ def ideal_dcg(gain: FloatArray, offsets: npt.NDArray[np.int64], pos_weight: Floa
     milder training discount), which differs between queries.
     """
     if pos_weight is not None:
-        return run_parallel(_ideal_dcg_kernel, gain.size, gain, offsets, pos_weight, pos_weight.size)  # type: ignore[no-any-return]
+        return run_parallel(_ideal_dcg_kernel, gain.size, gain, offsets, pos_weight, pos_weight.size)
     sizes = np.diff(offsets)
     query = np.repeat(np.arange(sizes.size), sizes)
     order = np.lexsort((-gain, query))
     position = np.arange(gain.size) - offsets[query]
-    return np.bincount(query, gain[order] * (1.0 - position / sizes[query]), minlength=sizes.size)
+    idcg = np.bincount(query, gain[order] * (1.0 - position / sizes[query]), minlength=sizes.size)
+    return cast(FloatArray, idcg)  # float64 with weights; numpy's stubs type bincount as intp
 
 
 def ndcg_scaling(

@@ -8,7 +8,7 @@ import re
 import tempfile
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -29,7 +29,10 @@ def cache_dir() -> Path:
 
 
 def cache_path(
-    path: Path, query_file: Path | None, options: tuple[Any, ...], cache: bool | str | os.PathLike[str]
+    path: Path,
+    query_file: Path | None,
+    options: tuple[Any, ...],
+    cache: Literal[True] | str | os.PathLike[str],
 ) -> Path:
     """Return the cache entry's path for a file read with given options.
 
@@ -75,7 +78,8 @@ def write_cache(store: Path, parsed: tuple[np.ndarray, ...]) -> None:
         try:
             os.chmod(tmp, 0o644)  # mkstemp makes it owner-only; the cache may be shared
             with os.fdopen(fd, "wb") as handle:
-                np.savez(handle, **dict(zip(("X", "y", "qid", "group"), parsed, strict=True)))
+                X, y, qid, group = parsed
+                np.savez(handle, X=X, y=y, qid=qid, group=group)
             os.replace(tmp, store)
         finally:
             if os.path.exists(tmp):

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -183,7 +183,9 @@ def weak_orderings(n: int) -> Iterator[tuple[int, ...]]:
             yield levels
 
 
-def _order_value(X: np.ndarray, y: np.ndarray, group: np.ndarray, k: int):
+def _order_value(
+    X: np.ndarray, y: np.ndarray, group: np.ndarray, k: int
+) -> tuple[Callable[[Sequence[int]], float], int]:
     from ..metrics import ndcg
 
     # Distinct rows numbered by first appearance (for a one-hot instance: by document id).

@@ -15,6 +15,7 @@ it with the kernel's partial derivatives using matrix products only (cost O(M·S
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 __all__ = ["ard_linear", "ard_linear_backward", "ard_linear_diag", "ard_linear_diag_backward"]
 
@@ -36,7 +37,9 @@ def ard_linear(
     return R + (Xa * linear) @ Xb.T, R
 
 
-def ard_linear_diag(X: np.ndarray, amplitude: float, linear: np.ndarray) -> np.ndarray:
+def ard_linear_diag(
+    X: npt.NDArray[np.float64], amplitude: float, linear: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64]:
     """``K(x, x) = c + sum_d eta_d x_d^2`` for every row of ``X``."""
     return amplitude + (X * X) @ linear
 

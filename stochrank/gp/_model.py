@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy.optimize import minimize
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_array, check_is_fitted, check_random_state
@@ -27,7 +28,8 @@ NOISE_INIT = 0.1  # initial σ² as a fraction of the initial amplitude (the pap
 Objective = Callable[[np.ndarray, np.ndarray], tuple[float, np.ndarray, np.ndarray]]
 
 
-class SparseGPBase(BaseEstimator):
+# scikit-learn ships no type information, so BaseEstimator is Any to mypy.
+class SparseGPBase(BaseEstimator):  # type: ignore[misc]
     """Parameters and fitted state common to the sparse GP regressor and the ranker."""
 
     form: str
@@ -35,6 +37,10 @@ class SparseGPBase(BaseEstimator):
     max_iter: int
     standardize: bool
     random_state: Any
+    # set by fit
+    n_features_in_: int
+    feature_mean_: npt.NDArray[np.float64]
+    feature_scale_: npt.NDArray[np.float64]
 
     # ------------------------------------------------------------------------------- checking
     def _check_common_params(self, owner: str) -> None:
@@ -53,16 +59,16 @@ class SparseGPBase(BaseEstimator):
                 f"The 'standardize' parameter of {owner} must be a bool. Got {self.standardize!r}."
             )
 
-    def _check_X(self, X: Any, *, fitting: bool) -> np.ndarray:
-        X = check_array(X, dtype=np.float64, input_name="X")
+    def _check_X(self, X: Any, *, fitting: bool) -> npt.NDArray[np.float64]:
+        checked: npt.NDArray[np.float64] = check_array(X, dtype=np.float64, input_name="X")
         if fitting:
-            self.n_features_in_ = X.shape[1]
-        elif X.shape[1] != self.n_features_in_:
+            self.n_features_in_ = checked.shape[1]
+        elif checked.shape[1] != self.n_features_in_:
             raise ValueError(
-                f"X has {X.shape[1]} features, but {type(self).__name__} was fitted with "
+                f"X has {checked.shape[1]} features, but {type(self).__name__} was fitted with "
                 f"{self.n_features_in_}; pass the same feature columns as in fit."
             )
-        return X
+        return checked
 
     # ------------------------------------------------------------------------ initialisation
     def _scale_features(self, X: np.ndarray) -> np.ndarray:
@@ -150,7 +156,7 @@ class SparseGPBase(BaseEstimator):
         bounds = [b for b, f in zip(state.bounds(), free, strict=True) if f]
 
         def full(sub: np.ndarray) -> np.ndarray:
-            theta = theta0.copy()
+            theta: np.ndarray = theta0.copy()  # numpy's stubs type copy() as Any
             theta[free] = sub
             return theta
 
@@ -164,7 +170,7 @@ class SparseGPBase(BaseEstimator):
             value, g_mean, g_var = objective(mean, var)
             return value, backward(g_mean, g_var)[free]
 
-        def on_iterate(intermediate_result) -> None:
+        def on_iterate(intermediate_result: Any) -> None:  # a scipy OptimizeResult
             if callback is not None:
                 callback(full(intermediate_result.x), float(intermediate_result.fun))
 

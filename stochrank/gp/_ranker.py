@@ -6,7 +6,7 @@ by L-BFGS with exact gradients.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 from sklearn.utils.validation import check_random_state
@@ -33,10 +33,22 @@ from ..conventions import (
 from ..kernels.softrank import softrank_batch, softrank_linear_batch
 from ..metrics import ndcg
 from ._model import SparseGPBase
+from ._sparse import GPState
 
 __all__ = ["GPRanker", "SoftNDCG"]
 
 DISCOUNTS = ("linear", "log")
+
+# Validation features, labels and query sizes.
+_Validation = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+class _BestIterate(TypedDict):
+    """The best validation NDCG seen while training, its parameters and its iteration."""
+
+    score: float
+    theta: np.ndarray
+    iteration: int
 
 
 class SoftNDCG:
@@ -269,7 +281,7 @@ class GPRanker(SparseGPBase):
 
         self.train_history_: list[float] = []
         self.validation_history_: list[float] = []
-        best = {"score": -np.inf, "theta": state.pack(), "iteration": 0}
+        best: _BestIterate = {"score": -np.inf, "theta": state.pack(), "iteration": 0}
         if validation is not None:
             best["score"] = self._validation_ndcg(state.pack(), state, Xs, validation)
 
@@ -281,7 +293,7 @@ class GPRanker(SparseGPBase):
             self.validation_history_.append(score)
             iteration = len(self.validation_history_)
             if score > best["score"]:
-                best.update(score=score, theta=theta, iteration=iteration)
+                best.update({"score": score, "theta": theta, "iteration": iteration})
             elif (
                 self.early_stopping_rounds is not None
                 and iteration - best["iteration"] >= self.early_stopping_rounds
@@ -302,7 +314,9 @@ class GPRanker(SparseGPBase):
         self._set_fitted(state.unpack(theta), Xs)
         return self
 
-    def _validation_set(self, eval_set, eval_group, eval_qid, owner):
+    def _validation_set(
+        self, eval_set: Any, eval_group: Any, eval_qid: Any, owner: str
+    ) -> _Validation | None:
         if eval_set is None:
             if eval_group is not None or eval_qid is not None:
                 raise ValueError(
@@ -322,7 +336,9 @@ class GPRanker(SparseGPBase):
         )
         return Xv, yv, np.diff(offsets)
 
-    def _validation_ndcg(self, theta, state, Xs, validation) -> float:
+    def _validation_ndcg(
+        self, theta: np.ndarray, state: GPState, Xs: np.ndarray, validation: _Validation
+    ) -> float:
         Xv, yv, sizes = validation
         self._set_fitted(state.unpack(theta), Xs)
         mean, std = self.predict(Xv, return_std=True)
@@ -336,7 +352,7 @@ class GPRanker(SparseGPBase):
         ranker a variance source for ``stochrank.softrank(variance=...)``.
         """
         mean, var = self._moments(X)
-        std = np.sqrt(var)
+        std: np.ndarray = np.sqrt(var)  # numpy's stubs type sqrt of an untyped-dtype array as Any
         if return_std:
             return mean, std
         return mean + self.alpha * std

@@ -33,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 from scipy.linalg import cho_factor, cho_solve
 
 from ._kernel import ard_linear, ard_linear_backward, ard_linear_diag, ard_linear_diag_backward
@@ -41,6 +42,8 @@ __all__ = ["FORMS", "GPState", "posterior", "predictive_moments", "training_mome
 
 FORMS = ("fitc", "prototype")
 FITC_JITTER = 1e-6
+
+FloatArray = npt.NDArray[np.float64]
 
 
 @dataclass
@@ -52,11 +55,11 @@ class GPState:
     """
 
     log_amplitude: float
-    log_lengthscale: np.ndarray  # (D,)
-    log_linear: np.ndarray  # (D,)
+    log_lengthscale: FloatArray  # (D,)
+    log_linear: FloatArray  # (D,)
     log_noise: float
-    inducing: np.ndarray  # (M, D)
-    outputs: np.ndarray  # (M,) or (N,)
+    inducing: FloatArray  # (M, D)
+    outputs: FloatArray  # (M,) or (N,)
 
     def pack(self) -> np.ndarray:
         """All parameters as one float64 vector (the optimiser's coordinates)."""
@@ -145,7 +148,10 @@ def training_moments(form: str, state: GPState, X: np.ndarray) -> tuple[np.ndarr
     return _fitc_moments(state, X)
 
 
-def _kernel_matrices(state: GPState, X: np.ndarray):
+def _kernel_matrices(
+    state: GPState, X: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Return ``K_uu``, its ARD part ``R_uu``, ``K_uf``, ``R_uf`` and ``diag K_ff``."""
     c, lengthscale, linear = state.amplitude, state.lengthscale, state.linear
     Xu = state.inducing
     Kuu, Ruu = ard_linear(Xu, Xu, c, lengthscale, linear)
@@ -183,7 +189,7 @@ def _kernel_backward(
     return np.concatenate(([g_amp], l_uu + l_uf, g_lin, [g_log_noise], g_inducing.ravel(), g_outputs))
 
 
-def _prototype_moments(state: GPState, X: np.ndarray):
+def _prototype_moments(state: GPState, X: np.ndarray) -> tuple[np.ndarray, np.ndarray, Backward]:
     s2 = state.noise
     y_u = state.outputs
     Kuu, Ruu, Kuf, Ruf, kdiag = _kernel_matrices(state, X)
@@ -204,7 +210,7 @@ def _prototype_moments(state: GPState, X: np.ndarray):
     return mean, var, backward
 
 
-def _fitc_moments(state: GPState, X: np.ndarray):
+def _fitc_moments(state: GPState, X: np.ndarray) -> tuple[np.ndarray, np.ndarray, Backward]:
     s2 = state.noise
     y = state.outputs
     M = state.inducing.shape[0]

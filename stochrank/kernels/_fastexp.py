@@ -18,6 +18,8 @@ be finite or -inf (scores are validated finite); positive arguments up to about 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
@@ -31,34 +33,45 @@ _EXP_BIAS = 1023
 _MANTISSA_BITS = 52
 
 
-@intrinsic
-def _as_int64(typingctx, x):
+# An intrinsic's definition receives Numba's typing context and argument types and returns the signature
+# and an LLVM IR generator; those objects are numba/llvmlite internals, hence Any.
+def _as_int64_definition(typingctx: Any, x: Any) -> tuple[Any, Any]:
     """Reinterpret the bits of a float64 as an int64 (free: a register bitcast)."""
 
-    def codegen(context, builder, signature, args):
+    def codegen(context: Any, builder: Any, signature: Any, args: list[Any]) -> Any:
         return builder.bitcast(args[0], ir.IntType(64))
 
     return types.int64(types.float64), codegen
 
 
-@intrinsic
-def _as_float64(typingctx, i):
+def _as_float64_definition(typingctx: Any, i: Any) -> tuple[Any, Any]:
     """Reinterpret an int64's bits as a float64."""
 
-    def codegen(context, builder, signature, args):
+    def codegen(context: Any, builder: Any, signature: Any, args: list[Any]) -> Any:
         return builder.bitcast(args[0], ir.DoubleType())
 
     return types.float64(types.int64), codegen
 
 
-@intrinsic
-def _fma(typingctx, a, b, c):
+def _fma_definition(typingctx: Any, a: Any, b: Any, c: Any) -> tuple[Any, Any]:
     """Compute a * b + c with one rounding (``llvm.fma``, a single instruction on FMA hardware)."""
 
-    def codegen(context, builder, signature, args):
+    def codegen(context: Any, builder: Any, signature: Any, args: list[Any]) -> Any:
         return builder.fma(*args)
 
     return types.float64(types.float64, types.float64, types.float64), codegen
+
+
+if TYPE_CHECKING:
+    # How jitted code calls them. Numba's stubs give an intrinsic its definition's signature, typing
+    # context included, and the return type Never (calling one from Python raises).
+    def _as_int64(x: float, /) -> int: ...
+    def _as_float64(i: int, /) -> float: ...
+    def _fma(a: float, b: float, c: float, /) -> float: ...
+else:
+    _as_int64 = intrinsic(_as_int64_definition)
+    _as_float64 = intrinsic(_as_float64_definition)
+    _fma = intrinsic(_fma_definition)
 
 
 @njit(cache=True)

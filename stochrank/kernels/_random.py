@@ -48,7 +48,8 @@ def mix64(z: np.uint64) -> np.uint64:
     """SplitMix64 finaliser: a bijective avalanche hash of a uint64."""
     z = (z ^ (z >> _S30)) * _M1
     z = (z ^ (z >> _S27)) * _M2
-    return z ^ (z >> _S31)
+    mixed: np.uint64 = z ^ (z >> _S31)  # numpy's stubs type uint64 arithmetic as Any
+    return mixed
 
 
 @njit(cache=True)
@@ -63,7 +64,8 @@ def stream_state(seed: int, call: int, query: int, purpose: int) -> np.uint64:
 @njit(cache=True)
 def _uniform_bits(state: np.uint64) -> float:
     """53 random bits from the SplitMix64 output at ``state``."""
-    return np.float64(mix64(state) >> _S11)
+    bits: float = np.float64(mix64(state) >> _S11)
+    return bits
 
 
 @njit(cache=True, error_model="numpy")
@@ -86,7 +88,8 @@ def _log_unit(u: float) -> float:
     t1 = w * (_LG2 + w * (_LG4 + w * _LG6))
     t2 = z * (_LG1 + w * (_LG3 + w * (_LG5 + w * _LG7)))
     hfsq = 0.5 * f * f
-    return e * _LN2_HI - ((hfsq - (s * (hfsq + t1 + t2) + e * _LN2_LO)) - f)
+    log_u: float = e * _LN2_HI - ((hfsq - (s * (hfsq + t1 + t2) + e * _LN2_LO)) - f)
+    return log_u
 
 
 @njit(cache=True)
@@ -131,4 +134,5 @@ def fill_normal(state: np.uint64, out: FloatArray) -> np.uint64:
         out[2 * j] = r * c
         if 2 * j + 1 < n:
             out[2 * j + 1] = r * s
-    return state + np.uint64(2 * n_pairs) * _GOLDEN
+    advanced: np.uint64 = state + np.uint64(2 * n_pairs) * _GOLDEN
+    return advanced

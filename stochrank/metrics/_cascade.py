@@ -210,13 +210,13 @@ def err(
     >>> err([0.5, 1.0], [2.0, 1.0], group=[2])  # 0.5/1 + (1 - 0.5) * 1.0/2
     0.75
     """
-    empty = empty_value(empty, "err")
-    ties = ties_code(ties, "err", average_ok=False)
+    empty_score = empty_value(empty, "err")
+    tie_code = ties_code(ties, "err", average_ok=False)
     k = k_code(k, "err")
     labels, scores, stop, offsets, qweights = _stop_probabilities(
         "err", labels, scores, group, weight, max_grade
     )
-    values = run_parallel(_err_parallel, scores.size, labels, scores, stop, offsets, k, ties, empty)
+    values = run_parallel(_err_parallel, scores.size, labels, scores, stop, offsets, k, tie_code, empty_score)
     return reduce(values, qweights, per_query)
 
 
@@ -291,14 +291,16 @@ def pfound(
     >>> round(pfound([0.0, 1.0], [2.0, 1.0], group=[2]), 4)  # 0 + 1 * 0.85 * (1 - 0) * 1.0
     0.85
     """
-    empty = empty_value(empty, "pfound")
-    ties = ties_code(ties, "pfound", average_ok=False)
+    empty_score = empty_value(empty, "pfound")
+    tie_code = ties_code(ties, "pfound", average_ok=False)
     k = k_code(k, "pfound")
     decay = check_real(decay, "decay", owner("pfound"), low=0.0, high=1.0)
     labels, scores, stop, offsets, qweights = _stop_probabilities(
         "pfound", labels, scores, group, weight, max_grade
     )
-    values = run_parallel(_pfound_parallel, scores.size, labels, scores, stop, offsets, k, decay, ties, empty)
+    values = run_parallel(
+        _pfound_parallel, scores.size, labels, scores, stop, offsets, k, decay, tie_code, empty_score
+    )
     return reduce(values, qweights, per_query)
 
 
@@ -369,10 +371,12 @@ def mrr(
     >>> mrr([0, 1, 1], [3.0, 2.0, 1.0], group=[3])
     0.5
     """
-    empty = empty_value(empty, "mrr")
-    ties = ties_code(ties, "mrr", average_ok=False)
+    empty_score = empty_value(empty, "mrr")
+    tie_code = ties_code(ties, "mrr", average_ok=False)
     k = k_code(k, "mrr")
     threshold = check_real(threshold, "threshold", owner("mrr"))
     labels, scores, offsets, qweights = prepare(labels, scores, group, weight, "mrr")
-    values = run_parallel(_rr_parallel, scores.size, labels, scores, offsets, threshold, k, ties, empty)
+    values = run_parallel(
+        _rr_parallel, scores.size, labels, scores, offsets, threshold, k, tie_code, empty_score
+    )
     return reduce(values, qweights, per_query)

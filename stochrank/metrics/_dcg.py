@@ -179,10 +179,10 @@ def dcg(
     >>> dcg([2, 0, 1], [0.9, 0.5, 0.1], group=[3], gain="linear")
     2.5
     """
-    labels, scores, gains, offsets, disc, k, ties, qweights = _inputs(
+    labels, scores, gains, offsets, disc, k, tie_code, qweights = _inputs(
         "dcg", labels, scores, group, weight, k, gain, discount, ties
     )
-    values = run_parallel(_dcg_parallel, scores.size, labels, scores, gains, offsets, disc, k, ties)
+    values = run_parallel(_dcg_parallel, scores.size, labels, scores, gains, offsets, disc, k, tie_code)
     return reduce(values, qweights, per_query)
 
 
@@ -268,9 +268,11 @@ def ndcg(
     >>> round(ndcg([0, 1, 0], [1.0, 1.0, 1.0], group=[3]), 4)  # worst case: the relevant doc last
     0.5
     """
-    empty = empty_value(empty, "ndcg")
-    labels, scores, gains, offsets, disc, k, ties, qweights = _inputs(
+    empty_score = empty_value(empty, "ndcg")
+    labels, scores, gains, offsets, disc, k, tie_code, qweights = _inputs(
         "ndcg", labels, scores, group, weight, k, gain, discount, ties
     )
-    values = run_parallel(_ndcg_parallel, scores.size, labels, scores, gains, offsets, disc, k, ties, empty)
+    values = run_parallel(
+        _ndcg_parallel, scores.size, labels, scores, gains, offsets, disc, k, tie_code, empty_score
+    )
     return reduce(values, qweights, per_query)

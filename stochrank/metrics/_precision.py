@@ -161,13 +161,13 @@ def precision(
     >>> precision([1, 0, 1], [3.0, 2.0, 1.0], group=[3], k=2)
     0.5
     """
-    empty = empty_value(empty, "precision")
-    ties = ties_code(ties, "precision", average_ok=True)
+    empty_score = empty_value(empty, "precision")
+    tie_code = ties_code(ties, "precision", average_ok=True)
     k = k_code(k, "precision", none_ok=False)
     threshold = check_real(threshold, "threshold", owner("precision"))
     labels, scores, offsets, qweights = prepare(labels, scores, group, weight, "precision")
     values = run_parallel(
-        _precision_parallel, scores.size, labels, scores, offsets, threshold, k, ties, empty
+        _precision_parallel, scores.size, labels, scores, offsets, threshold, k, tie_code, empty_score
     )
     return reduce(values, qweights, per_query)
 
@@ -241,10 +241,12 @@ def map(
     >>> round(map([0, 1, 1], [3.0, 2.0, 1.0], group=[3]), 4)  # (1/2 + 2/3) / 2
     0.5833
     """
-    empty = empty_value(empty, "map")
-    ties = ties_code(ties, "map", average_ok=False)
+    empty_score = empty_value(empty, "map")
+    tie_code = ties_code(ties, "map", average_ok=False)
     k = k_code(k, "map")
     threshold = check_real(threshold, "threshold", owner("map"))
     labels, scores, offsets, qweights = prepare(labels, scores, group, weight, "map")
-    values = run_parallel(_ap_parallel, scores.size, labels, scores, offsets, threshold, k, ties, empty)
+    values = run_parallel(
+        _ap_parallel, scores.size, labels, scores, offsets, threshold, k, tie_code, empty_score
+    )
     return reduce(values, qweights, per_query)

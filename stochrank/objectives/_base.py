@@ -98,7 +98,7 @@ class RankingObjective(ABC, Generic[E]):
         return self.metric if self.k is None else f"{self.metric}@{self.k}"
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and _same(self._config(), other._config())  # type: ignore[attr-defined]
+        return type(other) is type(self) and _same(self._config(), other._config())
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, repr(self)))

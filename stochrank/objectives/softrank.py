@@ -372,6 +372,7 @@ def softrank(
         )
     ccs_sigma = config.sigma if config.variance is None else float(np.sqrt(config.variance))
     assert ccs_sigma is not None
+    assert config.train_discount is not None  # resolved by SoftRankConfig
     return ndcg(
         config.k, sigma=ccs_sigma, mu=0.0, sfa=0.0, n_samples=n_samples, seed=seed, gain=config.gain,
         discount=config.train_discount, sglb=sglb,

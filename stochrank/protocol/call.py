@@ -78,6 +78,7 @@ class DatasetCache(Generic[S]):
 
     def unpack(self, a: Any, b: Any, weight: Any = None, group: Any = None) -> BoosterCall[S]:
         """Normalise ``(preds, Dataset | DMatrix | RankingTarget)`` or ``(y_true, y_pred, weight, group)``."""
+        key: object  # what the cache is keyed by: the training set, or LGBMRanker's label array
         if isinstance(b, RankingTarget):
             key, make, raw = b, b.info, a
         elif xgboost.is_dmatrix(b):
