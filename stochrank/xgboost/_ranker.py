@@ -1,4 +1,4 @@
-"""The XGBoost adapter: ``stochrank.xgboost.XGBRanker``, an sklearn ranker that accepts stochrank objectives.
+"""`XGBRanker`: xgboost's sklearn ranker, made to accept stochrank objectives.
 
 ``xgboost.XGBRanker`` refuses callable objectives (its ``__init__`` raises, and ``fit`` filters callables
 out of the parameters). :class:`XGBRanker` keeps xgboost's estimator (parameters, ``predict``,
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import xgboost as xgb
 
-from .objectives import RankingObjective
+from ..objectives import RankingObjective
 
 __all__ = ["XGBRanker"]
 
