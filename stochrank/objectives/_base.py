@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import threading
 from abc import ABC, abstractmethod
 from typing import Any, Generic, TypeVar
 
@@ -30,7 +31,7 @@ import numpy.typing as npt
 from .._parallel import run_parallel
 from ..kernels import booster_gradients, langevin_noise
 from ..protocol import BoosterCall, DatasetCache, DatasetInfo
-from ._run import TrainingRun
+from ._run import DatasetRuns, TrainingRun
 from .sglb import SGLB
 
 __all__ = ["RankingObjective"]
@@ -48,7 +49,8 @@ class RankingObjective(ABC, Generic[E]):
     """
 
     def __init__(self) -> None:
-        self._cache: DatasetCache[TrainingRun[E]] = DatasetCache()
+        self._prepare_lock = threading.Lock()
+        self._cache: DatasetCache[DatasetRuns[E]] = DatasetCache()
 
     # ------------------------------------------------------------------ configuration
     @abstractmethod
@@ -114,7 +116,7 @@ class RankingObjective(ABC, Generic[E]):
 
     # ------------------------------------------------------------------ subclass hooks
     @abstractmethod
-    def _prepare(self, booster_call: BoosterCall[TrainingRun[E]]) -> E:
+    def _prepare(self, booster_call: BoosterCall[DatasetRuns[E]]) -> E:
         """Everything the ascent needs that stays fixed for one training set (computed once)."""
 
     @abstractmethod
@@ -138,11 +140,14 @@ class RankingObjective(ABC, Generic[E]):
         """
         booster_call = self._cache.unpack(a, b, weight, group)
         info, preds = booster_call.info, booster_call.preds
-        run = booster_call.entry.state
-        if run is None:
-            run = TrainingRun(self._prepare(booster_call), self._sglb_learning_rate(info))
-            booster_call.entry.state = run
-            self._check_start(info, preds)
+        entry = booster_call.entry
+        if entry.state is None:
+            with self._prepare_lock:  # two threads meeting a new dataset encode it once
+                if entry.state is None:
+                    lr = self._sglb_learning_rate(info)
+                    entry.state = DatasetRuns.create(lambda: self._prepare(booster_call), lr)
+                    self._check_start(info, preds)
+        run: TrainingRun[E] = entry.state.for_this_thread()
         sglb = self.sglb
         run.begin_call(preds, sglb)
         call, scale = run.call, run.scale

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 import numpy as np
@@ -10,7 +12,7 @@ import numpy.typing as npt
 
 from .sglb import SGLB
 
-__all__ = ["TrainingRun"]
+__all__ = ["DatasetRuns", "TrainingRun"]
 
 E = TypeVar("E")
 
@@ -72,3 +74,37 @@ class TrainingRun(Generic[E]):
                 "overflow float32. Use fewer iterations, a smaller shrink_rate (rate * learning_rate * "
                 "iterations must stay below ~57), or shrink_mode='decreasing'."
             )
+
+
+@dataclass
+class DatasetRuns(Generic[E]):
+    """An objective's state for one dataset: the encoding (computed once) and one run per thread.
+
+    Two fits that share one objective object and one dataset in two threads (threaded hyperparameter
+    searches do this with XGBoost, which does not copy the objective) are two training runs: each thread
+    keeps its own call counter, restart detection and SGLB scale, so concurrent runs give the same models
+    as sequential ones.
+    """
+
+    encoding: E
+    learning_rate: float | None
+    _runs: dict[int, TrainingRun[E]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @classmethod
+    def create(cls, make_encoding: Callable[[], E], learning_rate: float | None) -> DatasetRuns[E]:
+        """Create the state of a dataset seen for the first time."""
+        return cls(make_encoding(), learning_rate)
+
+    def for_this_thread(self) -> TrainingRun[E]:
+        """Return the calling thread's run (a new one on its first call).
+
+        A thread id can be reused after its thread ends; the run it finds then restarts by itself when the
+        new fit's scores return to the start (:meth:`TrainingRun.begin_call`).
+        """
+        ident = threading.get_ident()
+        with self._lock:
+            run = self._runs.get(ident)
+            if run is None:
+                run = self._runs[ident] = TrainingRun(self.encoding, self.learning_rate)
+            return run

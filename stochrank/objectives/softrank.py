@@ -36,7 +36,7 @@ from ..kernels import softrank_batch
 from ..protocol import BoosterCall, DatasetInfo, training_features
 from ._base import FloatArray, RankingObjective
 from ._docs import documented
-from ._run import TrainingRun
+from ._run import DatasetRuns
 from ._variance import (
     OWNER,
     VarianceModel,
@@ -206,7 +206,7 @@ class SoftRankObjective(RankingObjective[_Encoding]):
         eff = np.minimum(sizes, sizes if k is None else k)
         return _Encoding(gain, pos_weight, scale, variance, int(np.sum(sizes * eff)))
 
-    def _prepare(self, booster_call: BoosterCall[TrainingRun[_Encoding]]) -> _Encoding:
+    def _prepare(self, booster_call: BoosterCall[DatasetRuns[_Encoding]]) -> _Encoding:
         info = booster_call.info
         spec = self.config.variance
         features, why = (None, "")

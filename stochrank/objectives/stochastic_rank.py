@@ -46,7 +46,7 @@ from ..conventions import offsets_from_sizes
 from ..kernels import KIND_RANKING, CascadeArrays, smoothed_gradient
 from ..protocol import BoosterCall, DatasetInfo
 from ._base import FloatArray, RankingObjective
-from ._run import TrainingRun
+from ._run import DatasetRuns
 from .cascade import LSO, CascadeMetric
 from .sglb import SGLB
 from .smoothing import Smoothing
@@ -141,7 +141,7 @@ class StochasticRankObjective(RankingObjective[CascadeArrays]):
         )
 
     # ------------------------------------------------------------------ gradients
-    def _prepare(self, booster_call: BoosterCall[TrainingRun[CascadeArrays]]) -> CascadeArrays:
+    def _prepare(self, booster_call: BoosterCall[DatasetRuns[CascadeArrays]]) -> CascadeArrays:
         return self.target.encode(booster_call.info.labels, booster_call.info.offsets)
 
     def _ascent(

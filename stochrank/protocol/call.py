@@ -8,6 +8,7 @@ every call). Next to those facts each cache entry holds one value of the caller'
 
 from __future__ import annotations
 
+import threading
 import weakref
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -52,9 +53,14 @@ class BoosterCall(Generic[S]):
 
 
 class DatasetCache(Generic[S]):
-    """Per-dataset facts and state, keyed weakly so a cache never keeps a Dataset/DMatrix alive."""
+    """Per-dataset facts and state, keyed weakly so a cache never keeps a Dataset/DMatrix alive.
+
+    Safe to share between threads (boosters release the GIL while building trees, so two fits with one
+    objective can call it at the same time): lookups and insertions hold a lock.
+    """
 
     def __init__(self) -> None:
+        self._lock = threading.Lock()
         self._by_key: weakref.WeakKeyDictionary[Any, CacheEntry[S]] = weakref.WeakKeyDictionary()
         # NumPy arrays are weak-referenceable but not hashable: key them by id, check identity on lookup.
         self._by_array: dict[int, tuple[weakref.ref[np.ndarray], CacheEntry[S]]] = {}
@@ -90,11 +96,20 @@ class DatasetCache(Generic[S]):
             key = a if isinstance(a, np.ndarray) else None
             make, raw = (lambda: lightgbm.sklearn_info(a, weight, group)), b
             b = None  # LGBMRanker passes no training set, hence no features
-        entry = self._get(key) if key is not None else None
+        entry = None
+        if key is not None:
+            with self._lock:
+                entry = self._get(key)
         if entry is None:
-            entry = CacheEntry(make())
-            if key is not None:
-                self._put(key, entry)
+            fresh: CacheEntry[S] = CacheEntry(make())  # outside the lock: reading a dataset can take a while
+            if key is None:
+                entry = fresh
+            else:
+                with self._lock:
+                    entry = self._get(key)
+                    if entry is None:
+                        self._put(key, fresh)
+                        entry = fresh
         n = entry.info.labels.size
         preds = np.asarray(raw)
         if preds.ndim == 2 and preds.shape[1] == 1:
