@@ -73,7 +73,7 @@ def test_labels_outside_the_metric_range(data):
             "'k' parameter of stochrank.ndcg must be an int in the range \\[1, inf\\)",
         ),
         (lambda: stochrank.mrr(k=2.5), "'k' parameter"),
-        (lambda: stochrank.ndcg(sigma=0), "'sigma' parameter .* \\(0.0, inf\\)"),
+        (lambda: stochrank.ndcg(sigma=0), "'sigma' parameter .* \\[1e-06, 1000000.0\\]"),
         (lambda: stochrank.ndcg(sigma=float("nan")), "'sigma' parameter"),
         (lambda: stochrank.ndcg(mu=-1), "'mu' parameter"),
         (lambda: stochrank.ndcg(nu=0), "'nu' parameter"),
@@ -148,3 +148,21 @@ def test_workqueue_threading_layer_survives_concurrent_fits():
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().endswith("workqueue")
+
+
+@pytest.mark.parametrize("sigma", [1e-300, 1e-40, 1e-7, 1e7, 1e300])
+def test_sigma_outside_the_float32_safe_range_is_refused(sigma):
+    """sigma=1e-300 raised SystemError inside the kernel; 1e-40 handed LightGBM gradients of 1e39."""
+    expected = r"'sigma' parameter of stochrank\.ndcg must be a float in the range \[1e-06"
+    with pytest.raises(ValueError, match=expected):
+        stochrank.ndcg(k=5, sigma=sigma)
+    with pytest.raises(ValueError, match=r"'sigma' parameter of stochrank\.softrank"):
+        stochrank.softrank(k=5, sigma=sigma)
+
+
+def test_gradients_that_would_overflow_float32_raise_instead_of_training_nothing(data):
+    _, y, sizes, _ = data
+    weight = np.repeat(np.full(sizes.size, 1e40), sizes)  # valid, but 1e40 * gradient is no float32
+    obj = stochrank.ndcg(k=5)
+    with pytest.raises(ValueError, match="overflows float32"):
+        obj(y, np.zeros(y.size), weight, sizes)  # LGBMRanker's call form (LightGBM clips a Dataset's weights)

@@ -37,6 +37,7 @@ from .sglb import SGLB
 __all__ = ["RankingObjective"]
 
 E = TypeVar("E")  # the per-dataset encoding of a subclass
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 FloatArray = npt.NDArray[np.float64]
 
 
@@ -165,7 +166,22 @@ class RankingObjective(ABC, Generic[E]):
             booster_gradients, preds.size, ascent, info.offsets, weights, noise, rate, 1.0 / scale, grad, hess
         )
         run.call = call + 1
+        self._check_float32(grad, "gradient")
+        self._check_float32(hess, "Hessian")
         return grad, hess
+
+    def _check_float32(self, values: FloatArray, what: str) -> None:
+        """Boosters take gradients and Hessians as float32: refuse values that would overflow to inf there.
+
+        (Inside ``[1e-6, 1e6]`` for sigma that takes extreme query weights or an SGLB scale far below 1.)
+        """
+        peak = max(float(values.max(initial=0.0)), -float(values.min(initial=0.0)))
+        if not peak < _FLOAT32_MAX:  # also NaN
+            raise ValueError(
+                f"{self!r} produced a {what} of {peak:.3g}, which overflows float32 (max 3.4e38), the type "
+                "LightGBM and XGBoost take gradients in: the model would silently stop learning. Scale the "
+                "query weights down (only their ratios matter) or use a larger sigma."
+            )
 
     def _sglb_learning_rate(self, info: DatasetInfo) -> float | None:
         sglb = self.sglb

@@ -7,9 +7,14 @@ from dataclasses import InitVar, dataclass
 from .._validation import check_int, check_real
 from ..kernels import SmoothingParams
 
-__all__ = ["SEED_LIMIT", "Smoothing", "check_seed"]
+__all__ = ["SEED_LIMIT", "SIGMA_MAX", "SIGMA_MIN", "Smoothing", "check_seed"]
 
 SEED_LIMIT = 2**63
+# Only sigma relative to the scores matters (the metrics are scale free), and boosters keep scores and take
+# gradients in float32: a noise scale outside [1e-6, 1e6] turns into gradients (~1/sigma) or scores (~sigma)
+# that float32 cannot hold, or into a division by an underflowed variance inside the kernels.
+SIGMA_MIN = 1e-6
+SIGMA_MAX = 1e6
 
 
 def check_seed(seed: object, owner: str) -> int:
@@ -26,8 +31,8 @@ class Smoothing:
 
     Parameters
     ----------
-    sigma : float > 0
-        Noise scale :math:`\sigma`.
+    sigma : float in [1e-6, 1e6]
+        Noise scale :math:`\sigma` (only its size relative to the scores matters).
     mu : float >= 0
         Relevance shift :math:`\mu` (§4.3); 0 for metrics without one (LSO).
     nu : float > 0
@@ -53,7 +58,7 @@ class Smoothing:
     def __post_init__(self, owner: str) -> None:
         """Validate the parameters; ``owner`` names the constructor in the messages (dataclass hook)."""
         checked = {
-            "sigma": check_real(self.sigma, "sigma", owner, low=0.0, low_open=True),
+            "sigma": check_real(self.sigma, "sigma", owner, low=SIGMA_MIN, high=SIGMA_MAX),
             "mu": check_real(self.mu, "mu", owner, low=0.0),
             "nu": check_real(self.nu, "nu", owner, low=0.0, low_open=True),
             "sfa": check_real(self.sfa, "sfa", owner, low=0.0, high=1.0),

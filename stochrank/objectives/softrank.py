@@ -49,7 +49,7 @@ from ._variance import (
 )
 from .constructors import ndcg
 from .sglb import SGLB
-from .smoothing import check_seed
+from .smoothing import SIGMA_MAX, SIGMA_MIN, check_seed
 from .stochastic_rank import StochasticRankObjective
 
 __all__ = ["SoftRankConfig", "SoftRankObjective", "VarianceModel", "softrank"]
@@ -98,7 +98,7 @@ class SoftRankConfig:
         set_(self, "variance", _variance_spec(self.variance))
         if self.variance is None:
             sigma = 1.0 if self.sigma is None else self.sigma
-            set_(self, "sigma", check_real(sigma, "sigma", OWNER, low=0.0, low_open=True))
+            set_(self, "sigma", check_real(sigma, "sigma", OWNER, low=SIGMA_MIN, high=SIGMA_MAX))
         set_(self, "seed", check_seed(self.seed, OWNER))  # the exact method draws nothing; SGLB's noise does
 
 
@@ -106,7 +106,7 @@ def _variance_spec(variance: Any) -> VarianceSpec:
     if variance is None:
         return None
     if isinstance(variance, (int, float, np.floating, np.integer)) and not isinstance(variance, bool):
-        return check_real(variance, "variance", OWNER, low=0.0, low_open=True)
+        return check_real(variance, "variance", OWNER, low=SIGMA_MIN**2, high=SIGMA_MAX**2)
     if isinstance(variance, VarianceModel) and not isinstance(variance, (np.ndarray, list, tuple)):
         return check_variance_model(variance)
     return check_variance_array(variance)
