@@ -72,25 +72,31 @@ class GradCase:
 
 
 GRAD_CASES = [
-    GradCase("ndcg(5) (exp gain, the default)", "graded", lambda **kw: stochrank.ndcg(5, **kw), "parity"),
+    GradCase("ndcg(5) (exp gain, the default)", "graded",
+             lambda **kw: stochrank.ndcg(5, hessian="unit", **kw), "parity"),
     GradCase("ndcg(5, gain='linear')", "graded",
-             lambda **kw: stochrank.ndcg(5, gain="linear", **kw), "parity"),
+             lambda **kw: stochrank.ndcg(5, gain="linear", hessian="unit", **kw), "parity"),
     GradCase("ndcg(discount='position', mu=0.5)", "graded",
-             lambda **kw: stochrank.ndcg(discount="position", mu=0.5, **kw), "parity"),
-    GradCase("dcg(3, sfa=0)", "graded", lambda **kw: stochrank.dcg(3, sfa=0.0, **kw), "parity"),
-    GradCase("pfound(5)", "prob", lambda **kw: stochrank.pfound(5, **kw), "parity"),
-    GradCase("pfound(decay=0.5)", "prob", lambda **kw: stochrank.pfound(decay=0.5, **kw), "parity"),
-    GradCase("mrr()", "binary", lambda **kw: stochrank.mrr(**kw), "parity"),
+             lambda **kw: stochrank.ndcg(discount="position", mu=0.5, hessian="unit", **kw),
+             "parity"),
+    GradCase("dcg(3, sfa=0)", "graded", lambda **kw: stochrank.dcg(3, sfa=0.0, hessian="unit", **kw),
+             "parity"),
+    GradCase("pfound(5)", "prob", lambda **kw: stochrank.pfound(5, hessian="unit", **kw), "parity"),
+    GradCase("pfound(decay=0.5)", "prob",
+             lambda **kw: stochrank.pfound(decay=0.5, hessian="unit", **kw), "parity"),
+    GradCase("mrr()", "binary", lambda **kw: stochrank.mrr(hessian="unit", **kw), "parity"),
     GradCase("lso(order='score')", "graded", lambda **kw: stochrank.lso(order="score", **kw), "parity"),
     GradCase("lso(3, order='score', sigma=0.5)", "graded",
              lambda **kw: stochrank.lso(3, order="score", sigma=0.5, **kw), "parity"),
-    GradCase("ndcg(5, sigma=0.3, sfa=0)", "graded", lambda **kw: stochrank.ndcg(5, sigma=0.3, sfa=0.0, **kw),
-             "sigma quirk"),
-    GradCase("ndcg(5, sigma=3, sfa=0)", "graded", lambda **kw: stochrank.ndcg(5, sigma=3.0, sfa=0.0, **kw),
-             "sigma quirk"),
-    GradCase("err()", "prob", lambda **kw: stochrank.err(**kw), "CatBoost's ERR differences"),
-    GradCase("err(3)", "prob", lambda **kw: stochrank.err(3, **kw), "CatBoost's ERR differences"),
-    GradCase("mrr(3)", "binary", lambda **kw: stochrank.mrr(3, **kw), "CatBoost ignores top"),
+    GradCase("ndcg(5, sigma=0.3, sfa=0)", "graded",
+             lambda **kw: stochrank.ndcg(5, sigma=0.3, sfa=0.0, hessian="unit", **kw), "sigma quirk"),
+    GradCase("ndcg(5, sigma=3, sfa=0)", "graded",
+             lambda **kw: stochrank.ndcg(5, sigma=3.0, sfa=0.0, hessian="unit", **kw), "sigma quirk"),
+    GradCase("err()", "prob", lambda **kw: stochrank.err(hessian="unit", **kw),
+             "CatBoost's ERR differences"),
+    GradCase("err(3)", "prob", lambda **kw: stochrank.err(3, hessian="unit", **kw),
+             "CatBoost's ERR differences"),
+    GradCase("mrr(3)", "binary", lambda **kw: stochrank.mrr(3, hessian="unit", **kw), "CatBoost ignores top"),
 ]  # fmt: skip
 
 
@@ -187,7 +193,9 @@ def train_one(
 
     Returns (features -> scores, ms per iteration).
     """
-    objective = stochrank.ndcg(5, seed=seed, sglb=stochrank.SGLB() if sglb else None, **ds.objective)
+    objective = stochrank.ndcg(
+        5, seed=seed, sglb=stochrank.SGLB() if sglb else None, **ds.objective, hessian="unit"
+    )
     t0 = time.perf_counter()
     if engine == "lightgbm":
         import lightgbm as lgb
@@ -308,7 +316,8 @@ def tree_learner_check(ds: Dataset, seeds: list[int], hp: dict[str, Any], result
 
 def external_overhead(train: RankingSplit, hp: dict[str, Any]) -> str:
     """Where the time of one stochrank-on-CatBoost iteration goes (MQ2008 fold 1)."""
-    ranker = CatBoostRanker(stochrank.ndcg(5), engine="stochrank", iterations=hp["iterations"],
+    unit = stochrank.ndcg(5, hessian="unit")
+    ranker = CatBoostRanker(unit, engine="stochrank", iterations=hp["iterations"],
                             learning_rate=hp["learning_rate"], depth=hp["depth"], thread_count=1)  # fmt: skip
     ranker.fit(train.X, train.y, group_id=train.query_index)
     t = ranker.timing_
@@ -331,7 +340,7 @@ def mc_draw_check(ds: Dataset, seeds: list[int], hp: dict[str, Any]) -> str:
         for engine in ("native", "stochrank"):
             vals = []
             for seed in seeds:
-                objective = stochrank.ndcg(5, seed=seed, n_samples=n_samples, **ds.objective)
+                objective = stochrank.ndcg(5, seed=seed, n_samples=n_samples, **ds.objective, hessian="unit")
                 ranker = CatBoostRanker(objective, engine=engine, iterations=hp["iterations"],
                                         learning_rate=hp["learning_rate"], depth=hp["depth"],
                                         l2_leaf_reg=hp["l2_leaf_reg"], thread_count=1,

@@ -88,7 +88,7 @@ def _stage_ccs(scores, offsets, gain, cont, pos_weight, sigma, k, out):
         z = np.empty(e - s)
         fill_normal(stream_state(0, 0, q, PURPOSE_SMOOTHING), z)
         acc = np.zeros(e - s)
-        ccs_query(a, z, gain[s:e], cont[s:e], pos_weight, k, sigma, True, acc)
+        ccs_query(a, z, gain[s:e], cont[s:e], pos_weight, k, sigma, True, acc, np.empty(0))
         out[s:e] = acc
 
 

@@ -189,6 +189,33 @@ def naive_ccs_query(a, z, gain, cont, pos_weight, k, sigma, shift_invariant, con
     return out
 
 
+def naive_step_jumps(metric_at, breakpoints):
+    """[(b, J_b)]: each distinct break point with the jump M(just above b) - M(just below b)."""
+    iv = naive_intervals(breakpoints)
+    return [(iv[i][1], metric_at(iv[i + 1][2]) - metric_at(iv[i][2])) for i in range(len(iv) - 1)]
+
+
+def naive_ccs_curvature(a, z, gain, cont, pos_weight, k, sigma, shift_invariant):
+    """One draw's positive curvature for every document d: sum over the break points b of d's 1-D problem
+    (``naive_ccs_query``) of |J_b| D(b) / s_d, with J_b the metric's jump at b and D the density of X_d."""
+    a = np.asarray(a, dtype=np.float64)
+    z = np.asarray(z, dtype=np.float64)
+    n = a.size
+    x = a + sigma * z
+    out = np.zeros(n)
+    for d in range(n):
+        m, s = naive_conditional_law(a, z, d, sigma, shift_invariant)
+
+        def metric_at(t, d=d):
+            y = x.copy()
+            y[d] = t
+            return naive_cascade_metric(y, gain, cont, pos_weight, k)
+
+        for b, jump in naive_step_jumps(metric_at, [x[j] for j in range(n) if j != d]):
+            out[d] += abs(jump) * naive_normal_pdf((b - m) / s) / s / s
+    return out
+
+
 def naive_ccs_conditional_value(
     a, z, gain, cont, pos_weight, k, sigma, shift_invariant, d, m, conditioning="exact"
 ):

@@ -73,7 +73,7 @@ def test_same_object_trains_the_same_model_twice_lightgbm_and_xgboost():
 
 def test_scores_that_never_move_do_not_restart_the_noise():
     X, y, sizes, _ = make_queries(n_queries=10)
-    obj = stochrank.ndcg(k=5)
+    obj = stochrank.ndcg(k=5, hessian="unit")  # booster gradient = -ascent: compared below
     ds = lgb.Dataset(X, y, group=sizes).construct()
     first, _ = obj(np.zeros(y.size), ds)  # e.g. a run whose trees cannot split: same scores again
     second, _ = obj(np.zeros(y.size), ds)
@@ -120,14 +120,17 @@ def test_xgbranker_early_stopping_eval_qid_clone_and_string_objective():
         XGBRanker(objective="reg:squarederror")
 
 
-def test_query_weights_scale_gradient_and_hessian():
+@pytest.mark.parametrize("hessian", ["unit", "newton"])
+def test_query_weights_scale_gradient_and_hessian(hessian):
     X, y, sizes, qid = make_queries(n_queries=10)
-    obj = stochrank.ndcg(k=5)
+    obj = stochrank.ndcg(k=5, hessian=hessian)
     w = np.arange(sizes.size) / 4.0  # exact in float32, as LightGBM stores weights
-    g1, _ = obj(np.zeros(y.size), lgb.Dataset(X, y, group=sizes).construct())
+    g1, h1 = obj(np.zeros(y.size), lgb.Dataset(X, y, group=sizes).construct())
     gw, hw = obj(np.zeros(y.size), lgb.Dataset(X, y, group=sizes, weight=np.repeat(w, sizes)).construct())
     np.testing.assert_allclose(gw, g1 * np.repeat(w, sizes), rtol=1e-12, atol=1e-15)
-    np.testing.assert_allclose(hw, np.repeat(w, sizes))
+    np.testing.assert_allclose(hw, h1 * np.repeat(w, sizes), rtol=1e-12, atol=1e-15)
+    if hessian == "unit":
+        np.testing.assert_array_equal(h1, 1.0)
     gx, _ = obj(np.zeros(y.size, np.float32), xgb.DMatrix(X, y, qid=qid, weight=w))
     np.testing.assert_allclose(gx, gw, rtol=1e-12, atol=1e-15)
     with pytest.raises(ValueError, match="varies within query"):
@@ -139,7 +142,7 @@ def test_query_weights_scale_gradient_and_hessian():
 def test_init_score_and_base_margin_are_where_training_starts():
     X, y, sizes, qid = make_queries(n_queries=10)
     start = np.random.default_rng(5).normal(size=y.size)
-    obj = stochrank.ndcg(k=5)
+    obj = stochrank.ndcg(k=5, hessian="unit")  # booster gradient = -ascent: compared below
     expected = -obj.gradient(start, y, sizes, call=0)
     seen = {}
 
@@ -150,7 +153,8 @@ def test_init_score_and_base_margin_are_where_training_starts():
 
     lgb.train({**LGB_PARAMS, "objective": Spy()}, lgb.Dataset(X, y, group=sizes, init_score=start), 2)
     np.testing.assert_array_equal(seen["first"], start)
-    grad, _ = stochrank.ndcg(k=5)(start, lgb.Dataset(X, y, group=sizes, init_score=start).construct())
+    unit = stochrank.ndcg(k=5, hessian="unit")
+    grad, _ = unit(start, lgb.Dataset(X, y, group=sizes, init_score=start).construct())
     np.testing.assert_allclose(grad, expected)
     dm = xgb.DMatrix(X, y, qid=qid, base_margin=start)
     booster = xgb.train({"base_score": 0.0, "max_depth": 2}, dm, 2, obj=stochrank.ndcg(k=5))

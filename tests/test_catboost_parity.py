@@ -125,57 +125,59 @@ class Case:
 _ONES_TARGETS = _f32([1.0, 0.3, 0.0, 1.0, 0.55, 0.0, 1.0, 0.12])
 
 PARITY_CASES = [
-    Case("ndcg_top5", *_query(1), lambda **kw: stochrank.ndcg(5, gain="linear", **kw)),
-    Case("ndcg_all", *_query(2), lambda **kw: stochrank.ndcg(None, gain="linear", **kw)),
+    Case("ndcg_top5", *_query(1), lambda **kw: stochrank.ndcg(5, gain="linear", **kw, hessian="unit")),
+    Case("ndcg_all", *_query(2), lambda **kw: stochrank.ndcg(None, gain="linear", **kw, hessian="unit")),
     Case(
         "ndcg_top5_exp",
         *_query(3),
-        lambda **kw: stochrank.ndcg(5, gain="exp", **kw),
+        lambda **kw: stochrank.ndcg(5, gain="exp", **kw, hessian="unit"),
     ),
     Case(
         "ndcg_all_position",
         *_query(4),
-        lambda **kw: stochrank.ndcg(None, gain="linear", discount="position", **kw),
+        lambda **kw: stochrank.ndcg(None, gain="linear", discount="position", **kw, hessian="unit"),
     ),
     Case(
         "ndcg_top5_exp_position_mu_lambda_nu",
         *_query(5),
-        lambda **kw: stochrank.ndcg(5, gain="exp", discount="position", mu=0.5, sfa=0.5, nu=0.3, **kw),
+        lambda **kw: stochrank.ndcg(
+            5, gain="exp", discount="position", mu=0.5, sfa=0.5, nu=0.3, **kw, hessian="unit"
+        ),
     ),
     Case(
         "ndcg_top5_tied_mu1",
         np.zeros(8),
         _query(6)[1],
-        lambda **kw: stochrank.ndcg(5, gain="linear", mu=1.0, **kw),
+        lambda **kw: stochrank.ndcg(5, gain="linear", mu=1.0, **kw, hessian="unit"),
     ),
     Case(
         "dcg_top3_exp_lambda0",
         *_query(7),
-        lambda **kw: stochrank.dcg(3, gain="exp", sfa=0.0, **kw),
+        lambda **kw: stochrank.dcg(3, gain="exp", sfa=0.0, **kw, hessian="unit"),
     ),
     Case(
         "pfound_top5",
         *_query(10, labels="prob"),
-        lambda **kw: stochrank.pfound(5, **kw),
+        lambda **kw: stochrank.pfound(5, **kw, hessian="unit"),
     ),
     Case(
         "pfound_all_ones",
         _query(11)[0],
         _ONES_TARGETS,
-        lambda **kw: stochrank.pfound(None, **kw),
+        lambda **kw: stochrank.pfound(None, **kw, hessian="unit"),
     ),
     Case(
         "pfound_top5_decay0",
         *_query(12, labels="prob"),
-        lambda **kw: stochrank.pfound(5, decay=0.0, **kw),
+        lambda **kw: stochrank.pfound(5, decay=0.0, **kw, hessian="unit"),
     ),
     Case(
         "pfound_top5_decay1",
         *_query(13, labels="prob"),
-        lambda **kw: stochrank.pfound(5, decay=1.0, **kw),
+        lambda **kw: stochrank.pfound(5, decay=1.0, **kw, hessian="unit"),
     ),
-    Case("mrr_binary", *_query(14, labels="binary"), lambda **kw: stochrank.mrr(None, **kw)),
-    Case("mrr_graded_n6", *_query(16, n=6), lambda **kw: stochrank.mrr(None, **kw)),
+    Case("mrr_binary", *_query(14, labels="binary"), lambda **kw: stochrank.mrr(None, **kw, hessian="unit")),
+    Case("mrr_graded_n6", *_query(16, n=6), lambda **kw: stochrank.mrr(None, **kw, hessian="unit")),
     Case(
         "filtered_dcg",
         *_query(17),
@@ -192,26 +194,26 @@ DEVIATION_CASES = [
     Case(
         "err_all",
         *_query(8, labels="prob"),
-        lambda **kw: stochrank.err(None, **kw),
+        lambda **kw: stochrank.err(None, **kw, hessian="unit"),
         ref={"metric": "err", "k": None},
     ),
     Case(
         "err_top3",
         *_query(9, labels="prob"),
-        lambda **kw: stochrank.err(3, **kw),
+        lambda **kw: stochrank.err(3, **kw, hessian="unit"),
         ref={"metric": "err", "k": 3},
     ),
     Case(
         "pfound_top5_ones",
         _query(11)[0],
         _ONES_TARGETS,
-        lambda **kw: stochrank.pfound(5, **kw),
+        lambda **kw: stochrank.pfound(5, **kw, hessian="unit"),
         ref={"metric": "pfound", "k": 5},
     ),
     Case(
         "mrr_top3",
         *_query(15, n=6, labels="binary"),
-        lambda **kw: stochrank.mrr(3, **kw),
+        lambda **kw: stochrank.mrr(3, **kw, hessian="unit"),
         ref={"metric": "mrr", "k": 3},
     ),
 ]
@@ -618,7 +620,8 @@ def test_oracle_predict_adds_baseline_only_when_the_pool_has_one() -> None:
 
     f, r = _query(1)
     X = np.eye(8)[:, :1]
-    params = {"loss_function": native_loss(stochrank.ndcg(gain="linear")), "iterations": 1, "depth": 1,
+    loss = native_loss(stochrank.ndcg(gain="linear", hessian="unit"))
+    params = {"loss_function": loss, "iterations": 1, "depth": 1,
               "learning_rate": 1.0, "bootstrap_type": "No", "random_strength": 0, "boost_from_average": False,
               "thread_count": 1, "verbose": False, "allow_writing_files": False}  # fmt: skip
     model = CatBoost(params).fit(Pool(X, label=r, group_id=[0] * 8, baseline=f))
@@ -767,7 +770,7 @@ def test_sigma_quirk(sigma: float) -> None:
     f, r = _query(1)
     case = Case(
         f"ndcg_top5_sigma{sigma}", f, r,
-        lambda **kw: stochrank.ndcg(5, gain="linear", sigma=sigma, sfa=0.0, **kw),
+        lambda **kw: stochrank.ndcg(5, gain="linear", sigma=sigma, sfa=0.0, **kw, hessian="unit"),
     )  # fmt: skip
     metric = _Metric("ndcg", r, 5)
     cb = _cb(case)

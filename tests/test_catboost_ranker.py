@@ -60,18 +60,21 @@ def lso_value(y: np.ndarray, shown: np.ndarray, sizes: np.ndarray, k: int = 5) -
 BASE = "sigma=1.0;mu=0.0;nu=0.01;lambda=1.0;num_estimations=1"
 LSO = "sigma=1.0;nu=0.01;lambda=0.0;num_estimations=1"  # no mu key, SFA off
 MAPPINGS = [
-    (stochrank.ndcg(), f"metric=NDCG;type=Exp;denominator=LogPosition;{BASE}"),
+    (stochrank.ndcg(hessian="unit"), f"metric=NDCG;type=Exp;denominator=LogPosition;{BASE}"),
     (
-        stochrank.ndcg(5, gain="linear", discount="position", mu=0.5, nu=0.3, sfa=0.5, n_samples=4, seed=9),
+        stochrank.ndcg(
+            5, gain="linear", discount="position", mu=0.5, nu=0.3, sfa=0.5, n_samples=4, seed=9,
+            hessian="unit",
+        ),
         "metric=NDCG;top=5;type=Base;denominator=Position;sigma=1.0;mu=0.5;nu=0.3;lambda=0.5;num_estimations=4",
     ),
     (
-        stochrank.dcg(3, sfa=0.0),
+        stochrank.dcg(3, sfa=0.0, hessian="unit"),
         "metric=DCG;top=3;type=Exp;denominator=LogPosition;" + BASE.replace("lambda=1.0", "lambda=0.0"),
     ),
-    (stochrank.pfound(), f"metric=PFound;decay=0.85;{BASE}"),
-    (stochrank.pfound(5, decay=0.0), f"metric=PFound;top=5;decay=0.0;{BASE}"),
-    (stochrank.mrr(), f"metric=MRR;{BASE}"),
+    (stochrank.pfound(hessian="unit"), f"metric=PFound;decay=0.85;{BASE}"),
+    (stochrank.pfound(5, decay=0.0, hessian="unit"), f"metric=PFound;top=5;decay=0.0;{BASE}"),
+    (stochrank.mrr(hessian="unit"), f"metric=MRR;{BASE}"),
     (stochrank.lso(order="score"), "metric=FilteredDCG;type=Base;denominator=Position;" + LSO),
     (stochrank.lso(3, order="score", gain="exp", discount="log", sigma=0.5),
      "metric=FilteredDCG;top=3;type=Exp;denominator=LogPosition;" + LSO.replace("sigma=1.0", "sigma=0.5")),
@@ -91,11 +94,11 @@ def test_native_loss_mapping(objective, expected) -> None:
 @pytest.mark.parametrize(
     ("objective", "match"),
     [
-        (stochrank.err(), "ERR metric differences are wrong"),
-        (stochrank.err(3), "ERR metric differences are wrong"),
-        (stochrank.mrr(3), "ignores the cut-off top=3"),
-        (stochrank.ndcg(5, sigma=0.3), "sigma=0.3 != 1.*26 of its standard errors"),
-        (stochrank.pfound(sigma=2.0), "sigma=2.0 != 1"),
+        (stochrank.err(hessian="unit"), "ERR metric differences are wrong"),
+        (stochrank.err(3, hessian="unit"), "ERR metric differences are wrong"),
+        (stochrank.mrr(3, hessian="unit"), "ignores the cut-off top=3"),
+        (stochrank.ndcg(5, sigma=0.3, hessian="unit"), "sigma=0.3 != 1.*26 of its standard errors"),
+        (stochrank.pfound(sigma=2.0, hessian="unit"), "sigma=2.0 != 1"),
     ],
 )
 def test_native_loss_warns_where_catboost_differs(objective, match) -> None:
@@ -107,9 +110,9 @@ def test_native_loss_warns_where_catboost_differs(objective, match) -> None:
 @pytest.mark.parametrize(
     ("objective", "match"),
     [
-        (stochrank.err(max_grade=4), "no max_grade"),
-        (stochrank.pfound(5, max_grade=2), "no max_grade"),
-        (stochrank.mrr(threshold=0.5), "label is > 0; it has no threshold"),
+        (stochrank.err(max_grade=4, hessian="unit"), "no max_grade"),
+        (stochrank.pfound(5, max_grade=2, hessian="unit"), "no max_grade"),
+        (stochrank.mrr(threshold=0.5, hessian="unit"), "label is > 0; it has no threshold"),
         (stochrank.lso(), "order='input'.*lso\\(order='score'\\)"),
         (stochrank.lso(order="score", sfa=0.5), "Use sfa=0"),
         (lambda preds, target: (preds, preds), "only for stochrank's StochasticRank objectives"),
@@ -137,7 +140,7 @@ G_TINY = np.repeat([0, 1], 5)
         ({"engine": "stochrank", "cat_features": [0]}, {}, ValueError, "CTR statistics"),
         ({"engine": "stochrank", "eval_metric": "RMSE"}, {}, ValueError, "maximising eval_metric"),
         ({"num_trees": 5, "n_estimators": 5}, {}, ValueError, "both 'n_estimators' and 'num_trees'"),
-        ({"random_seed": 3, "objective": stochrank.ndcg(seed=4)}, {}, ValueError,
+        ({"random_seed": 3, "objective": stochrank.ndcg(seed=4, hessian="unit")}, {}, ValueError,
          "seed=4 and .*random_seed=3"),
         ({"learning_rate": 0.1, "objective": stochrank.ndcg(sglb=stochrank.SGLB(learning_rate=0.2))}, {},
          ValueError, "disagrees with CatBoostRanker's learning_rate=0.1"),
@@ -152,10 +155,10 @@ G_TINY = np.repeat([0, 1], 5)
         ({}, {"group_id": np.r_[0, 0, 1, 1, 0, 0, 1, 1, 2, 2]}, ValueError, "not contiguous"),
         ({}, {"eval_set": [X_TINY, Y_TINY], "eval_group_id": G_TINY}, ValueError,
          r"list of two items that are not \(X, y\) tuples.*eval_set=\[\(X_val, y_val\)\]"),
-        ({"objective": stochrank.err(3, max_grade=2)},
+        ({"objective": stochrank.err(3, max_grade=2, hessian="unit")},
          {"eval_set": (X_TINY, Y_TINY), "eval_group_id": G_TINY},
          ValueError, "no default eval_metric.*Pass eval_metric= explicitly"),
-        ({"objective": stochrank.pfound(3, max_grade=2)},
+        ({"objective": stochrank.pfound(3, max_grade=2, hessian="unit")},
          {"eval_set": (X_TINY, Y_TINY), "eval_group_id": G_TINY},
          ValueError, "no default eval_metric"),
         ({"learning_rate": 0.5, "objective": stochrank.ndcg(sglb=stochrank.SGLB(shrink_rate=4.0))}, {},
@@ -164,7 +167,7 @@ G_TINY = np.repeat([0, 1], 5)
 )  # fmt: skip
 def test_invalid_settings_are_refused(kwargs, fit_kwargs, error, match) -> None:
     kwargs = dict(kwargs)
-    objective = kwargs.pop("objective", stochrank.ndcg(3))
+    objective = kwargs.pop("objective", stochrank.ndcg(3, hessian="unit"))
     fit = {"group_id": G_TINY, **fit_kwargs}
     ranker = CatBoostRanker(objective, **{"iterations": 2, **kwargs} if "num_trees" not in kwargs else kwargs)
     with pytest.raises(error, match=match):
@@ -173,18 +176,28 @@ def test_invalid_settings_are_refused(kwargs, fit_kwargs, error, match) -> None:
 
 def test_auto_engine_choice() -> None:
     X, y, qid = X_TINY, Y_TINY / 2.0, G_TINY
-    assert CatBoostRanker(stochrank.ndcg(3), iterations=2).fit(X, y, group_id=qid).engine_ == "native"
+    assert (
+        CatBoostRanker(stochrank.ndcg(3, hessian="unit"), iterations=2).fit(X, y, group_id=qid).engine_
+        == "native"
+    )
     assert CatBoostRanker(stochrank.lso(), iterations=2).fit(X, y, group_id=qid).engine_ == "stochrank"
-    graded_err = CatBoostRanker(stochrank.err(max_grade=1), iterations=2)
+    graded_err = CatBoostRanker(stochrank.err(max_grade=1, hessian="unit"), iterations=2)
     assert graded_err.fit(X, y, group_id=qid).engine_ == "stochrank"
     with pytest.warns(CatBoostDeviationWarning, match="misses the document"):  # pfound@k, labels exactly 1
-        CatBoostRanker(stochrank.pfound(3), iterations=2).fit(X, y, group_id=qid)
+        CatBoostRanker(stochrank.pfound(3, hessian="unit"), iterations=2).fit(X, y, group_id=qid)
     with pytest.warns(CatBoostDeviationWarning, match="ignores query weights"):
-        CatBoostRanker(stochrank.ndcg(3), iterations=2).fit(X, y, group_id=qid, sample_weight=[1.0, 2.0])
+        CatBoostRanker(stochrank.ndcg(3, hessian="unit"), iterations=2).fit(
+            X, y, group_id=qid, sample_weight=[1.0, 2.0]
+        )
     # CatBoost crashes on StochasticRank:metric=MRR;top=K (next test): auto avoids it, native refuses it.
-    assert CatBoostRanker(stochrank.mrr(3), iterations=2).fit(X, y, group_id=qid).engine_ == "stochrank"
+    assert (
+        CatBoostRanker(stochrank.mrr(3, hessian="unit"), iterations=2).fit(X, y, group_id=qid).engine_
+        == "stochrank"
+    )
     with pytest.raises(ValueError, match="segmentation fault"):
-        CatBoostRanker(stochrank.mrr(3), engine="native", iterations=2).fit(X, y, group_id=qid)
+        CatBoostRanker(stochrank.mrr(3, hessian="unit"), engine="native", iterations=2).fit(
+            X, y, group_id=qid
+        )
 
 
 @pytest.mark.slow
@@ -208,7 +221,9 @@ def test_native_engine_is_catboosts_stochasticrank() -> None:
     """The wrapper trains exactly what CatBoost trains with the mapped loss string and SGLB parameters."""
     X, y, qid = querywise("train")
     Xt, _, _ = querywise("test")
-    objective = stochrank.ndcg(5, gain="linear", sglb=stochrank.SGLB(temperature=100.0, shrink_rate=0.01))
+    objective = stochrank.ndcg(
+        5, gain="linear", sglb=stochrank.SGLB(temperature=100.0, shrink_rate=0.01), hessian="unit"
+    )
     ranker = CatBoostRanker(objective, iterations=20, learning_rate=0.3, **FAST).fit(X, y, group_id=qid)
     direct = catboost.CatBoostRanker(
         loss_function=native_loss(objective), iterations=20, learning_rate=0.3, random_seed=0, langevin=True,
@@ -221,7 +236,9 @@ def test_native_engine_is_catboosts_stochasticrank() -> None:
     assert params["langevin"] and params["diffusion_temperature"] == 100.0
     assert ranker.loss_function_ == native_loss(objective)
     # The SGLB noise is really on: without it the model differs.
-    plain = CatBoostRanker(stochrank.ndcg(5, gain="linear"), iterations=20, learning_rate=0.3, **FAST)
+    plain = CatBoostRanker(
+        stochrank.ndcg(5, gain="linear", hessian="unit"), iterations=20, learning_rate=0.3, **FAST
+    )
     assert not np.allclose(plain.fit(X, y, group_id=qid).predict(Xt), ranker.predict(Xt))
 
 
@@ -237,7 +254,7 @@ def test_external_engine_replays_the_boosting_recursion(sglb, weighted) -> None:
     sizes = sizes_of(qid)
     w = np.linspace(0.5, 2.0, sizes.size) if weighted else None
     lr, l2 = 0.5, 2.0
-    objective = stochrank.ndcg(5, gain="linear", seed=7, sglb=sglb)
+    objective = stochrank.ndcg(5, gain="linear", seed=7, sglb=sglb, hessian="unit")
     ranker = CatBoostRanker(
         objective, engine="stochrank", iterations=2, learning_rate=lr, l2_leaf_reg=l2, bootstrap_type="No",
         random_strength=0, **FAST,
@@ -265,7 +282,7 @@ def test_external_engine_early_stopping_save_load_and_clone(tmp_path) -> None:
 
     X, y, qid = querywise("train")
     Xt, yt, qt = querywise("test")
-    objective = stochrank.ndcg(5, gain="linear")
+    objective = stochrank.ndcg(5, gain="linear", hessian="unit")
     ranker = CatBoostRanker(objective, engine="stochrank", iterations=60, learning_rate=0.3, **FAST)
     fresh = clone(ranker)
     assert fresh.get_params() == ranker.get_params()  # clone deep-copies the objective: an equal object
@@ -305,7 +322,7 @@ def test_external_engine_trains_objectives_catboost_lacks() -> None:
     raise the train metric they optimise (seeded and deterministic: same seed, same model)."""
     X, y, qid = querywise("train")
     sizes = sizes_of(qid)
-    ndcg = stochrank.ndcg(5, gain="linear")
+    ndcg = stochrank.ndcg(5, gain="linear", hessian="unit")
 
     def callable_objective(preds, target):  # the protocol: (preds, RankingTarget) -> (grad, hess)
         return ndcg(preds, target)
@@ -330,15 +347,18 @@ def test_external_engine_trains_objectives_catboost_lacks() -> None:
 @pytest.mark.parametrize(
     ("objective", "expected"),
     [
-        (stochrank.ndcg(5, gain="linear", discount="position"), "NDCG:top=5;type=Base;denominator=Position"),
+        (
+            stochrank.ndcg(5, gain="linear", discount="position", hessian="unit"),
+            "NDCG:top=5;type=Base;denominator=Position",
+        ),
         (
             stochrank.softrank(5, gain="linear", discount="position"),
             "NDCG:top=5;type=Base;denominator=Position",
         ),
         (stochrank.softrank(), "NDCG:type=Exp;denominator=LogPosition"),
-        (stochrank.err(5), "ERR:top=5"),
-        (stochrank.err(5, max_grade=4), None),
-        (stochrank.pfound(5, max_grade=4), None),
+        (stochrank.err(5, hessian="unit"), "ERR:top=5"),
+        (stochrank.err(5, max_grade=4, hessian="unit"), None),
+        (stochrank.pfound(5, max_grade=4, hessian="unit"), None),
     ],
     ids=lambda x: repr(x)[:50],
 )
@@ -367,7 +387,9 @@ def test_graded_err_trains_with_an_explicit_eval_metric() -> None:
     """err(max_grade=...) has no CatBoost eval metric; without an eval set it needs none, with one it takes
     the one given (its values are then real NDCG values in [0, 1])."""
     X, y, qid = X_TINY, Y_TINY, G_TINY
-    ranker = CatBoostRanker(stochrank.err(3, max_grade=2), iterations=3, learning_rate=0.5, thread_count=1)
+    ranker = CatBoostRanker(
+        stochrank.err(3, max_grade=2, hessian="unit"), iterations=3, learning_rate=0.5, thread_count=1
+    )
     assert ranker.fit(X, y, group_id=qid).engine_ == "stochrank"
     ranker.set_params(eval_metric="NDCG:top=3").fit(X, y, group_id=qid, eval_set=(X, y), eval_group_id=qid)
     history = ranker.evals_result_["validation"]["NDCG:top=3"]
@@ -378,7 +400,7 @@ def test_external_engine_verbose_prints_the_eval_metric(capsys) -> None:
     """verbose=n prints every n-th iteration and the last, with the eval metric and the best so far;
     timing_ records the phases and the iterations run."""
     kw = {"engine": "stochrank", "iterations": 4, "learning_rate": 0.5, "thread_count": 1}
-    ranker = CatBoostRanker(stochrank.ndcg(3), verbose=2, **kw)
+    ranker = CatBoostRanker(stochrank.ndcg(3, hessian="unit"), verbose=2, **kw)
     ranker.fit(X_TINY, Y_TINY, group_id=G_TINY, eval_set=(X_TINY, Y_TINY), eval_group_id=G_TINY)
     lines = capsys.readouterr().out.splitlines()
     metric = "NDCG:top=3;type=Exp;denominator=LogPosition"
@@ -388,7 +410,7 @@ def test_external_engine_verbose_prints_the_eval_metric(capsys) -> None:
     assert lines[-1] == f"3: trees 4, {metric} {history[-1]:.5f} (best {history[best]:.5f} at {best})"
     assert set(ranker.timing_) == {"objective", "tree", "predict", "iterations"}
     assert ranker.timing_["iterations"] == 4
-    CatBoostRanker(stochrank.ndcg(3), **kw).fit(X_TINY, Y_TINY, group_id=G_TINY)
+    CatBoostRanker(stochrank.ndcg(3, hessian="unit"), **kw).fit(X_TINY, Y_TINY, group_id=G_TINY)
     assert capsys.readouterr().out == ""
 
 
@@ -407,18 +429,30 @@ def test_pool_group_weights_are_the_query_weights() -> None:
     w = np.round(np.linspace(0.2, 3.0, sizes_of(qid).size) * 8.0) / 8.0  # exact in CatBoost's float32
     rows = np.repeat(w, sizes_of(qid))
     kw = {"engine": "stochrank", "iterations": 3, "learning_rate": 0.5, **FAST}
-    arrays = CatBoostRanker(stochrank.ndcg(5), **kw).fit(X, y, group_id=qid, sample_weight=w).predict(X)
+    arrays = (
+        CatBoostRanker(stochrank.ndcg(5, hessian="unit"), **kw)
+        .fit(X, y, group_id=qid, sample_weight=w)
+        .predict(X)
+    )
     pool = catboost.Pool(X, y, group_id=qid, group_weight=rows)
-    weighted = CatBoostRanker(stochrank.ndcg(5), **kw).fit(pool).predict(X)
+    weighted = CatBoostRanker(stochrank.ndcg(5, hessian="unit"), **kw).fit(pool).predict(X)
     np.testing.assert_array_equal(weighted, arrays)
-    unweighted = CatBoostRanker(stochrank.ndcg(5), **kw).fit(catboost.Pool(X, y, group_id=qid)).predict(X)
+    unweighted = (
+        CatBoostRanker(stochrank.ndcg(5, hessian="unit"), **kw)
+        .fit(catboost.Pool(X, y, group_id=qid))
+        .predict(X)
+    )
     assert np.abs(unweighted - weighted).max() > 1e-3
     objects = catboost.Pool(X, y, group_id=qid, weight=rows)  # object weights, constant within queries
-    np.testing.assert_array_equal(CatBoostRanker(stochrank.ndcg(5), **kw).fit(objects).predict(X), arrays)
+    np.testing.assert_array_equal(
+        CatBoostRanker(stochrank.ndcg(5, hessian="unit"), **kw).fit(objects).predict(X), arrays
+    )
     with pytest.warns(CatBoostDeviationWarning, match="ignores query weights"):
-        CatBoostRanker(stochrank.ndcg(5), engine="native", iterations=1, **FAST).fit(pool)
+        CatBoostRanker(stochrank.ndcg(5, hessian="unit"), engine="native", iterations=1, **FAST).fit(pool)
     with pytest.raises(ValueError, match=r"sample_weight would not reach CatBoost.*group_weight"):
-        CatBoostRanker(stochrank.ndcg(5), **kw).fit(catboost.Pool(X, y, group_id=qid), sample_weight=w)
+        CatBoostRanker(stochrank.ndcg(5, hessian="unit"), **kw).fit(
+            catboost.Pool(X, y, group_id=qid), sample_weight=w
+        )
 
 
 def test_eval_pool_group_weights_weight_the_eval_metric() -> None:
@@ -426,7 +460,9 @@ def test_eval_pool_group_weights_weight_the_eval_metric() -> None:
     X, y, qid = _graded("train")
     Xt, yt, qt = _graded("test")
     wt = np.repeat(np.round(np.linspace(0.1, 5.0, sizes_of(qt).size) * 8.0) / 8.0, sizes_of(qt))
-    ranker = CatBoostRanker(stochrank.ndcg(5), engine="stochrank", iterations=2, learning_rate=0.5, **FAST)
+    ranker = CatBoostRanker(
+        stochrank.ndcg(5, hessian="unit"), engine="stochrank", iterations=2, learning_rate=0.5, **FAST
+    )
     ranker.fit(X, y, group_id=qid, eval_set=catboost.Pool(Xt, yt, group_id=qt, group_weight=wt))
     metric = "NDCG:top=5;type=Exp;denominator=LogPosition"
     history = ranker.evals_result_["validation"][metric]

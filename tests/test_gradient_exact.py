@@ -18,6 +18,7 @@ from stochrank.kernels import ccs_query, lso_query
 
 from .naive import (
     naive_ccs_conditional_value,
+    naive_ccs_curvature,
     naive_ccs_query,
     naive_conditional_law,
     naive_filtered_ccs_query,
@@ -102,9 +103,17 @@ def _run_ccs(a, z, gain, cont, w, k, sigma, shift_invariant, rng):
     before = [x.copy() for x in inputs]
     out0 = rng.standard_normal(n)
     out = out0.copy()
-    ccs_query(a, z, gain, cont, pw, k, sigma, shift_invariant, out)
+    ccs_query(a, z, gain, cont, pw, k, sigma, shift_invariant, out, np.empty(0))
     for x, y in zip(inputs, before, strict=True):
         npt.assert_array_equal(x, y)
+    # The Newton pass (curvature wanted) adds the same gradient, bit for bit, and its curvature bounds it.
+    with_curv, curv = out0.copy(), np.zeros(n)
+    ccs_query(a, z, gain, cont, pw, k, sigma, shift_invariant, with_curv, curv)
+    npt.assert_array_equal(with_curv, out)
+    alone = np.zeros(n)
+    ccs_query(a, z, gain, cont, pw, k, sigma, shift_invariant, alone, np.empty(0))
+    s_d = sigma * np.sqrt(n / (n - 1.0)) if shift_invariant else sigma
+    assert np.all(np.abs(alone) <= s_d * curv * (1 + 1e-12) + 1e-300)
     return out - out0
 
 
@@ -135,6 +144,25 @@ def test_ccs_query_equals_brute_force(metric):
                     _assert_close(
                         got, expected, f"{metric} sigma={sigma} n={n} k={k} a={a} z={z} g={gain} c={cont}"
                     )
+
+
+@pytest.mark.parametrize("metric", RANKING_METRICS)
+def test_ccs_curvature_equals_brute_force(metric):
+    """Newton leaves' Hessian: sum_b |jump_b| D(b) / s_d over document d's break points, coordinate by
+    coordinate against the brute-force 1-D problem (both conditionings)."""
+    rng = np.random.default_rng(100 + RANKING_METRICS.index(metric))
+    for sigma in SIGMAS:
+        for n in range(2, 9):
+            for k in _k_values(n):
+                for shift_invariant in (True, False):
+                    a = _scores(n, rng)
+                    z = rng.standard_normal(n)
+                    gain, cont, w = _encoding(metric, n, k, rng)
+                    curv, pw = np.zeros(n), _pos_weight_arg(w, n, k)
+                    ccs_query(a, z, gain, cont, pw, k, sigma, shift_invariant, np.zeros(n), curv)
+                    expected = naive_ccs_curvature(a, z, gain, cont, w, k, sigma, shift_invariant)
+                    context = f"{metric} sigma={sigma} n={n} k={k} shift={shift_invariant}"
+                    _assert_close(curv, expected, context)
 
 
 @pytest.mark.parametrize("metric", RANKING_METRICS)
@@ -334,8 +362,8 @@ def test_relevance_shift_identity(make):
     g_plain = make(sigma=sigma, mu=0.0, sfa=0.0, n_samples=4, seed=3).gradient(f, labels, group)
     npt.assert_allclose(g_mu, g_shift, rtol=1e-12, atol=1e-12 * np.max(np.abs(g_mu)))
     assert np.max(np.abs(g_mu - g_plain)) > 1e-3  # mu matters
-    sfa_mu = make(sigma=sigma, mu=mu, sfa=1.0, n_samples=4, seed=3).gradient(f, labels, group)
-    sfa_shift = make(sigma=sigma, mu=0.0, sfa=1.0, n_samples=4, seed=3).gradient(
+    sfa_mu = make(sigma=sigma, mu=mu, sfa=1.0, n_samples=4, seed=3, hessian="unit").gradient(f, labels, group)
+    sfa_shift = make(sigma=sigma, mu=0.0, sfa=1.0, n_samples=4, seed=3, hessian="unit").gradient(
         f - sigma * mu * labels, labels, group
     )
     assert np.max(np.abs(sfa_mu - sfa_shift)) > 1e-6

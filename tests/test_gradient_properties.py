@@ -33,8 +33,11 @@ METRICS = (*RANKING, "lso-input", "lso-score")
 SETTINGS = settings(deadline=None, max_examples=30, suppress_health_check=[HealthCheck.too_slow])
 
 
-def _make(metric, k, **kw):
-    """The objective for ``metric`` (labels 0..4)."""
+def _make(metric, k, hessian="unit", **kw):
+    """The objective for ``metric`` (labels 0..4); the ranking metrics with unit Hessians unless asked
+    (the properties of mean removal and SFA are unit-Hessian properties)."""
+    if not metric.startswith("lso"):
+        kw["hessian"] = hessian
     if metric == "ndcg":
         return stochrank.ndcg(k, **kw)
     if metric == "dcg":
@@ -118,11 +121,15 @@ KS = st.none() | st.integers(1, 6)
     k=KS,
     mu=st.sampled_from([0.0, 0.5]),
     sfa=st.sampled_from([0.0, 1.0]),
+    hessian=st.sampled_from(["unit", "newton"]),
     seed=st.integers(0, 2**31),
 )
-def test_finite_bounded_and_zero_for_constant_queries(data, metric, k, mu, sfa, seed):
+def test_finite_bounded_and_zero_for_constant_queries(data, metric, k, mu, sfa, hessian, seed):
     f, labels, sizes, sigma = data
-    g = _make(metric, k, sigma=sigma, mu=mu, sfa=sfa, n_samples=3, seed=seed).gradient(f, labels, sizes)
+    if hessian == "newton" and not metric.startswith("lso"):
+        sfa = 0.0  # Newton leaves take no SFA
+    obj = _make(metric, k, hessian=hessian, sigma=sigma, mu=mu, sfa=sfa, n_samples=3, seed=seed)
+    g = obj.gradient(f, labels, sizes)
     assert g.shape == f.shape and g.dtype == np.float64
     assert np.all(np.isfinite(g))
     for q in _queries(sizes):
@@ -172,10 +179,12 @@ def test_mrr_all_relevant_is_constant():
     mu=st.sampled_from([0.0, 0.5]),
     seed=st.integers(0, 2**31),
     shift=st.floats(-10.0, 10.0),
+    hessian=st.sampled_from(["unit", "newton"]),
 )
-def test_ranking_gradient_invariant_to_query_shift(data, metric, k, mu, seed, shift):
+def test_ranking_gradient_invariant_to_query_shift(data, metric, k, mu, seed, shift, hessian):
     f, labels, sizes, sigma = data
-    obj = _make(metric, k, sigma=sigma, mu=mu, sfa=1.0, n_samples=2, seed=seed)
+    sfa = 1.0 if hessian == "unit" else 0.0
+    obj = _make(metric, k, hessian=hessian, sigma=sigma, mu=mu, sfa=sfa, n_samples=2, seed=seed)
     shifts = np.repeat(shift * np.arange(1, sizes.size + 1), sizes)  # a different constant per query
     g = obj.gradient(f, labels, sizes)
     g_shift = obj.gradient(f + shifts, labels, sizes)

@@ -257,7 +257,7 @@ def test_catboost_conditioning_single_draw():
         ours = naive_ccs_query(A3, z, GAIN3, CONT3, W3, 0, sigma, True, "exact")
         cb = naive_ccs_query(A3, z, GAIN3, CONT3, W3, 0, sigma, True, "catboost")
         out = np.zeros(3)
-        ccs_query(A3, z, GAIN3, CONT3, W3, 0, sigma, True, out)
+        ccs_query(A3, z, GAIN3, CONT3, W3, 0, sigma, True, out, np.empty(0))
         npt.assert_allclose(out, ours, rtol=0, atol=1e-10)
         assert np.max(np.abs(cb - ours)) > 1e-3
         for conditioning, est in (("exact", ours), ("catboost", cb)):

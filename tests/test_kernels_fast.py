@@ -162,7 +162,7 @@ def test_sparse_cascade_widens_its_head(n_relevant, k):
     w = naive_position_weights("position", n + 4, K)
     for shift_invariant in (True, False):
         got = np.zeros(n)
-        ccs_query(a, z, gain, cont, w, k, sigma, shift_invariant, got)
+        ccs_query(a, z, gain, cont, w, k, sigma, shift_invariant, got, np.empty(0))
         expected = naive_ccs_query(a, z, gain, cont, w, k, sigma, shift_invariant)
         npt.assert_allclose(got, expected, rtol=0, atol=1e-10 * (1 + np.abs(expected).max()))
 
@@ -180,7 +180,7 @@ def test_workspace_reuse_matches_fresh_calls():
             cont = 1.0 - gain if k != 10 else np.ones(n)
             w = naive_position_weights("position", n + 4, n if k <= 0 else k)
             fresh = np.zeros(n)
-            ccs_query(a, z, gain, cont, w, k, 1.0, True, fresh)
+            ccs_query(a, z, gain, cont, w, k, 1.0, True, fresh, np.empty(0))
             reused = np.zeros(n)
-            ccs_query_ws(a, z, gain, cont, w, k, 1.0, True, reused, work, order)
+            ccs_query_ws(a, z, gain, cont, w, k, 1.0, True, reused, np.empty(0), work, order)
             npt.assert_array_equal(reused, fresh)

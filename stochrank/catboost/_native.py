@@ -146,6 +146,12 @@ def translate(objective: object) -> tuple[str, list[str]]:
         )
     metric, c, owner = s.metric, s.options, s.text
     external = "Use CatBoostRanker(objective, engine='stochrank') to train it on CatBoost trees."
+    if c["hessian"] == "newton":
+        raise NoCatBoostEquivalent(
+            f"{owner}: CatBoost's StochasticRank has gradient leaves only (leaf_estimation_method="
+            "Gradient, no Newton), so it cannot train Newton leaves. Pass hessian='unit' for CatBoost's "
+            f"own loss, or: {external}"
+        )
     deviations: list[str] = []
     terms: dict[str, str] = {"metric": _METRIC[metric]}
     if s.k is not None:

@@ -76,11 +76,11 @@ IntArray = npt.NDArray[np.int64]
 _INV_SQRT_2PI = 0.3989422804014327
 _HEAD_START = 16  # first sorted head when the cascade may stop early; doubled while too short
 
-# Rows of the float workspace: noisy scores; every document's conditional mean, gain, continuation and
-# density sum in position order; the head's noisy scores and cascade products P; one document's
-# moves-down terms.
-_X, _POS_M, _POS_G, _POS_C, _POS_ACC, _HEAD_X, _HEAD_P, _DOWN = 0, 1, 2, 3, 4, 5, 6, 7
-_WS_ROWS = 8
+# Rows of the float workspace: noisy scores; every document's conditional mean, gain, continuation,
+# density sum and absolute density sum (the curvature) in position order; the head's noisy scores and
+# cascade products P; one document's moves-down terms.
+_X, _POS_M, _POS_G, _POS_C, _POS_ACC, _POS_CURV, _HEAD_X, _HEAD_P, _DOWN = 0, 1, 2, 3, 4, 5, 6, 7, 8
+_WS_ROWS = 9
 
 
 @njit(cache=True)
@@ -100,8 +100,9 @@ def ccs_query(
     sigma: float,
     shift_invariant: bool,
     out: FloatArray,
+    curv: FloatArray,
 ) -> None:
-    """Add one sample's CCS estimate of dE[M]/da for one query to ``out``.
+    r"""Add one sample's CCS estimate of dE[M]/da for one query to ``out`` (and its curvature to ``curv``).
 
     Parameters
     ----------
@@ -121,9 +122,12 @@ def ccs_query(
         Condition on the others' noise relative to their mean (translation-invariant metrics).
     out : float64[n]
         Accumulator; the estimate of the ascent direction is added to it.
+    curv : float64[n] or float64[0]
+        Accumulator of the positive curvature :math:`\sum_b |c_b| D(b) / s_d` (see the module docs);
+        an empty array skips it.
     """
     work, order = ccs_workspace(a.size)
-    ccs_query_ws(a, z, gain, cont, pos_weight, k, sigma, shift_invariant, out, work, order)
+    ccs_query_ws(a, z, gain, cont, pos_weight, k, sigma, shift_invariant, out, curv, work, order)
 
 
 @njit(cache=True)
@@ -154,11 +158,13 @@ def ccs_query_ws(
     sigma: float,
     shift_invariant: bool,
     out: FloatArray,
+    curv: FloatArray,
     work: FloatArray,
     order: IntArray,
 ) -> None:
     """:func:`ccs_query` with caller-provided scratch from ``ccs_workspace(n)`` (or larger)."""
     n = a.size
+    newton = curv.size > 0
     if n == 0:
         return
     K = n if (k <= 0 or k > n) else k
@@ -196,12 +202,14 @@ def ccs_query_ws(
     G = work[_POS_G, :n]
     C = work[_POS_C, :n]
     acc = work[_POS_ACC, :n]
+    hsum = work[_POS_CURV, :n]
     for p in range(n):
         d = order[p]
         M[p] = a[d] + sigma * (z_sum - z[d]) / (n - 1.0) if shift_invariant else a[d]
         G[p] = gain[d]
         C[p] = cont[d]
         acc[p] = 0.0
+        hsum[p] = 0.0
     X = work[_HEAD_X, :H]
     P = work[_HEAD_P, : H + 1]
     P[0] = 1.0
@@ -229,10 +237,18 @@ def ccs_query_ws(
         G_below = G[q + 1 :]
         C_below = C[q + 1 :]
         acc_below = acc[q + 1 :]
-        for i in range(M_below.size):
-            t = xq - M_below[i]
-            swap = G_below[i] * alpha + C_below[i] * beta - gamma
-            acc_below[i] += exp_nonpos(-t * t * half_inv_var) * swap
+        if newton:
+            h_below = hsum[q + 1 :]
+            for i in range(M_below.size):
+                t = xq - M_below[i]
+                term = exp_nonpos(-t * t * half_inv_var) * (G_below[i] * alpha + C_below[i] * beta - gamma)
+                acc_below[i] += term
+                h_below[i] += abs(term)
+        else:
+            for i in range(M_below.size):
+                t = xq - M_below[i]
+                swap = G_below[i] * alpha + C_below[i] * beta - gamma
+                acc_below[i] += exp_nonpos(-t * t * half_inv_var) * swap
 
     # Moves down (only documents at p <= T gain by them) to q = p+1 .. Q. The differences
     # Delta M(p -> q-1) - Delta M(p -> q) come from a cheap sequential recurrence; their densities
@@ -264,6 +280,12 @@ def ccs_query_ws(
             t = X_below[i] - m
             terms[i] *= exp_nonpos(-t * t * half_inv_var)
         acc[p] += terms.sum()
+        if newton:
+            hsum[p] += np.abs(terms).sum()
 
     for p in range(n):
         out[order[p]] += norm * acc[p]
+    if newton:
+        # |c_b| D(b) / s_d: the 1/s_d makes |gradient| <= s_d * curvature for every draw
+        for p in range(n):
+            curv[order[p]] += norm / sd * hsum[p]

@@ -84,14 +84,23 @@ def _query_gradient(
     call: int,
     qi: int,
     out: FloatArray,
+    curv: FloatArray,
 ) -> None:
-    """One query's ascent direction, written to ``out`` (which also serves as the accumulator)."""
+    """One query's ascent direction, written to ``out`` (which also serves as the accumulator).
+
+    With a non-empty ``curv`` (Newton leaves, ranking metrics) also its positive curvature; the gradient
+    is then neither mean-removed nor SFA-projected (both would give documents without curvature a
+    gradient, i.e. an unbounded Newton step).
+    """
     sigma, mu, nu, sfa, n_samples, seed = smoothing
     n = f.size
     a = f - (sigma * mu) * r if mu != 0.0 else f.copy()
     if kind == KIND_RANKING:
         a -= a.mean()
     out[:] = 0.0
+    newton = curv.size > 0
+    if newton:
+        curv[:] = 0.0
     state = stream_state(seed, call, qi, PURPOSE_SMOOTHING)
     if kind == KIND_FILTERED:
         # The threshold is one more document: score 0, no noise, no gain, nothing counts below it.
@@ -106,7 +115,9 @@ def _query_gradient(
         work, order = ccs_workspace(n + 1)
         for _ in range(n_samples):
             state = fill_normal(state, z_ext[:n])
-            ccs_query_ws(a_ext, z_ext, g_ext, c_ext, pos_weight, k, sigma, False, acc_ext, work, order)
+            ccs_query_ws(
+                a_ext, z_ext, g_ext, c_ext, pos_weight, k, sigma, False, acc_ext, curv[:0], work, order
+            )
         out[:] = acc_ext[:n]
     else:
         z = np.empty(n)
@@ -116,9 +127,13 @@ def _query_gradient(
             if kind == KIND_LSO:
                 lso_query(a, z, gain, pos_weight, sigma, out)
             else:
-                ccs_query_ws(a, z, gain, cont, pos_weight, k, sigma, True, out, work, order)
+                ccs_query_ws(a, z, gain, cont, pos_weight, k, sigma, True, out, curv, work, order)
     if n_samples > 1:
         out /= n_samples
+        if newton:
+            curv /= n_samples
+    if newton:
+        return
     if kind == KIND_RANKING:
         out -= out.mean()
     if sfa > 0.0 and (n > 2 or kind != KIND_RANKING):
@@ -145,18 +160,23 @@ def smoothed_gradient(
     smoothing: SmoothingParams,
     call: int,
     out: FloatArray,
+    curv: FloatArray,
 ) -> None:
     """Ascent direction of the smoothed metric for every document (written to ``out``).
 
     ``metric`` is a :class:`CascadeArrays`, ``smoothing`` a :class:`SmoothingParams`; ``call`` selects the
-    noise streams (seed, call, query).
+    noise streams (seed, call, query). ``curv`` (float64[n], or float64[0] for none) receives the positive
+    curvature of Newton leaves (only for KIND_RANKING; see :func:`_query_gradient`).
     """
+    newton = curv.size > 0
     n_queries = offsets.size - 1
     for qi in prange(n_queries):
         s = offsets[qi]
         e = offsets[qi + 1]
         if not metric.active[qi]:
             out[s:e] = 0.0
+            if newton:
+                curv[s:e] = 0.0
             continue
         _query_gradient(
             scores[s:e],
@@ -170,8 +190,11 @@ def smoothed_gradient(
             call,
             qi,
             out[s:e],
+            curv[s:e] if newton else curv,
         )
         out[s:e] *= metric.query_scale[qi]
+        if newton:
+            curv[s:e] *= metric.query_scale[qi]
 
 
 @njit(cache=True, parallel=True)
@@ -187,6 +210,8 @@ def langevin_noise(offsets: IntArray, seed: int, call: int) -> FloatArray:
 @njit(cache=True, parallel=True)
 def booster_gradients(
     ascent: FloatArray,
+    curv: FloatArray,
+    kappa: float,
     offsets: IntArray,
     query_weight: FloatArray,
     noise: FloatArray,
@@ -197,18 +222,27 @@ def booster_gradients(
 ) -> None:
     r"""Minimisation gradient and Hessian for a booster.
 
-    ``grad = -(w_q \, g + c \sqrt{w_q}\, \xi) \cdot inv\_scale`` and ``hess = w_q``: a unit Hessian per
-    unit weight (see the objective's docs), Langevin noise :math:`c\,\xi` (its variance grows with the
-    weight, as the preconditioner does; pass ``langevin_rate = 0`` for none) and ``inv_scale`` the SGLB
-    rescaling 1/C_t.
+    Unit Hessian (``curv`` empty): ``grad = -(w_q g + c \sqrt{w_q} \xi) \cdot inv\_scale``, ``hess = w_q``,
+    with Langevin noise :math:`c\,\xi` (its variance grows with the weight, as the preconditioner does;
+    ``langevin_rate = 0`` for none) and ``inv_scale`` the SGLB rescaling 1/C_t. Newton leaves:
+    ``hess = w_q \kappa h`` and ``grad = -w_q \kappa g`` with h the curvature and :math:`\kappa` the
+    normalisation that makes the mean Hessian 1 per document (it cancels in every leaf without L2).
     """
+    newton = curv.size > 0
     n_queries = offsets.size - 1
     for qi in prange(n_queries):
         w = query_weight[qi]
-        c = langevin_rate * np.sqrt(w)
-        for i in range(offsets[qi], offsets[qi + 1]):
-            grad[i] = -(w * ascent[i] + c * noise[i]) * inv_scale
-            hess[i] = w
+        if newton:
+            wk = w * kappa
+            for i in range(offsets[qi], offsets[qi + 1]):
+                h = wk * curv[i]
+                grad[i] = -(wk * ascent[i] + langevin_rate * np.sqrt(h) * noise[i]) * inv_scale
+                hess[i] = h
+        else:
+            c = langevin_rate * np.sqrt(w)
+            for i in range(offsets[qi], offsets[qi + 1]):
+                grad[i] = -(w * ascent[i] + c * noise[i]) * inv_scale
+                hess[i] = w
 
 
 @njit(cache=True, parallel=True)

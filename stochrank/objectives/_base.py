@@ -23,7 +23,7 @@ import copy
 import dataclasses
 import threading
 from abc import ABC, abstractmethod
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -34,11 +34,25 @@ from ..protocol import BoosterCall, DatasetCache, DatasetInfo
 from ._run import DatasetRuns, TrainingRun
 from .sglb import SGLB
 
-__all__ = ["RankingObjective"]
+__all__ = ["Ascent", "RankingObjective"]
 
 E = TypeVar("E")  # the per-dataset encoding of a subclass
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 FloatArray = npt.NDArray[np.float64]
+
+
+class Ascent(NamedTuple):
+    """The metric's ascent direction at the current scores and, for Newton leaves, its curvature.
+
+    ``curvature`` is a non-negative float64 array (one value per document) or an empty one for unit
+    Hessians.
+    """
+
+    gradient: npt.NDArray[np.float64]
+    curvature: npt.NDArray[np.float64]
+
+
+UNIT_HESSIAN: npt.NDArray[np.float64] = np.empty(0)
 
 
 class RankingObjective(ABC, Generic[E]):
@@ -121,8 +135,8 @@ class RankingObjective(ABC, Generic[E]):
         """Everything the ascent needs that stays fixed for one training set (computed once)."""
 
     @abstractmethod
-    def _ascent(self, scores: FloatArray, info: DatasetInfo, encoding: E, call: int) -> FloatArray:
-        """Return the ascent direction of the metric at ``scores`` (without weights or SGLB).
+    def _ascent(self, scores: FloatArray, info: DatasetInfo, encoding: E, call: int) -> Ascent:
+        """Return the metric's ascent direction at ``scores`` (no weights, no SGLB) and its curvature.
 
         ``call`` is the 0-based booster call of the current run.
         """
@@ -152,7 +166,11 @@ class RankingObjective(ABC, Generic[E]):
         sglb = self.sglb
         run.begin_call(preds, sglb)
         call, scale = run.call, run.scale
-        ascent = self._ascent(preds * scale if scale != 1.0 else preds, info, run.encoding, call)
+        ascent, curvature = self._ascent(preds * scale if scale != 1.0 else preds, info, run.encoding, call)
+        # Newton leaves: the Hessian's scale is set so that its mean over documents with curvature is 1,
+        # which keeps min_sum_hessian_in_leaf / min_child_weight / lambda in per-document units.
+        positive = curvature[curvature > 0.0] if curvature.size else curvature
+        kappa = 1.0 / float(positive.mean()) if positive.size else 1.0
         weights = info.weights if info.weights is not None else np.ones(info.offsets.size - 1)
         grad = np.empty(preds.size)
         hess = np.empty(preds.size)
@@ -163,7 +181,18 @@ class RankingObjective(ABC, Generic[E]):
         else:
             rate, noise = 0.0, ascent  # any array: multiplied by a zero rate
         run_parallel(
-            booster_gradients, preds.size, ascent, info.offsets, weights, noise, rate, 1.0 / scale, grad, hess
+            booster_gradients,
+            preds.size,
+            ascent,
+            curvature,
+            kappa,
+            info.offsets,
+            weights,
+            noise,
+            rate,
+            1.0 / scale,
+            grad,
+            hess,
         )
         run.call = call + 1
         self._check_float32(grad, "gradient")

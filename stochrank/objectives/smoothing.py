@@ -3,8 +3,9 @@ r"""How a StochasticRank objective smooths its metric and estimates the gradient
 from __future__ import annotations
 
 from dataclasses import InitVar, dataclass
+from typing import Literal
 
-from .._validation import check_int, check_real
+from .._validation import check_choice, check_int, check_real
 from ..kernels import SmoothingParams
 
 __all__ = ["SEED_LIMIT", "SIGMA_MAX", "SIGMA_MIN", "Smoothing", "check_seed"]
@@ -27,7 +28,7 @@ def check_seed(seed: object, owner: str) -> int:
 
 @dataclass(frozen=True)
 class Smoothing:
-    r"""Noise smoothing :math:`E[M(f - \sigma\mu r + \sigma\varepsilon)]` and its CCS gradient estimate.
+    r"""Noise smoothing :math:`E[M(f - \sigma\mu r + \sigma\varepsilon)]`, its CCS gradient and the leaves.
 
     Parameters
     ----------
@@ -37,12 +38,19 @@ class Smoothing:
         Relevance shift :math:`\mu` (§4.3); 0 for metrics without one (LSO).
     nu : float > 0
         Offset of the scale-free acceleration, :math:`(\lVert \tilde f \rVert + \nu)^2`.
-    sfa : float in [0, 1]
-        Strength of the scale-free acceleration projection (CatBoost's ``lambda``).
+    sfa : float in [0, 1] or None
+        Strength of the scale-free acceleration projection (CatBoost's ``lambda``). None: 1 with unit
+        Hessians, 0 with Newton leaves (which refuse any other value).
     n_samples : int >= 1
         Noise draws per query per call, averaged (CatBoost's ``num_estimations``).
     seed : int in [0, 2**63)
         Seed of the per-(call, query) noise streams.
+    hessian : {'newton', 'unit'}
+        ``'newton'``: the booster gets the positive curvature :math:`h_d = \sum_b |c_b| D(b)/s_d` of the
+        same CCS pass as its Hessian, so a leaf is :math:`\sum g/\sum h`, at most one noise scale and
+        signed by how much its documents' pulls agree (LambdaMART's leaf in Gaussian form); the
+        gradient is then neither mean-removed nor SFA-projected. ``'unit'``: Hessian 1, leaves are
+        mean gradients (CatBoost's ``leaf_estimation_method=Gradient``), mean removal and SFA on.
     owner : str
         The constructor named in error messages (init-only).
     """
@@ -50,24 +58,34 @@ class Smoothing:
     sigma: float = 1.0
     mu: float = 0.0
     nu: float = 0.01
-    sfa: float = 1.0
+    sfa: float | None = None
     n_samples: int = 1
     seed: int = 0
+    hessian: Literal["newton", "unit"] = "newton"
     owner: InitVar[str] = "stochrank.Smoothing"
 
     def __post_init__(self, owner: str) -> None:
         """Validate the parameters; ``owner`` names the constructor in the messages (dataclass hook)."""
+        hessian = check_choice(self.hessian, "hessian", owner, ("newton", "unit"))
+        sfa = self.sfa if self.sfa is not None else (0.0 if hessian == "newton" else 1.0)
         checked = {
             "sigma": check_real(self.sigma, "sigma", owner, low=SIGMA_MIN, high=SIGMA_MAX),
             "mu": check_real(self.mu, "mu", owner, low=0.0),
             "nu": check_real(self.nu, "nu", owner, low=0.0, low_open=True),
-            "sfa": check_real(self.sfa, "sfa", owner, low=0.0, high=1.0),
+            "sfa": check_real(sfa, "sfa", owner, low=0.0, high=1.0),
             "n_samples": check_int(self.n_samples, "n_samples", owner, low=1),
             "seed": check_seed(self.seed, owner),
         }
+        if hessian == "newton" and checked["sfa"] != 0.0:
+            raise ValueError(
+                f"{owner}(hessian='newton') takes no scale-free acceleration (got sfa={self.sfa}): with "
+                "Newton leaves the projection gives documents without curvature a gradient, an unbounded "
+                "step. Use sfa=0 (the default), or hessian='unit' for CatBoost's gradient leaves with SFA."
+            )
         for name, value in checked.items():  # store plain Python numbers (one kernel specialisation)
             object.__setattr__(self, name, value)
 
     def kernel_params(self) -> SmoothingParams:
         """Return the parameters in the kernels' form."""
+        assert self.sfa is not None  # resolved at construction
         return SmoothingParams(self.sigma, self.mu, self.nu, self.sfa, self.n_samples, self.seed)

@@ -34,7 +34,7 @@ from ..conventions import (
 )
 from ..kernels import softrank_batch
 from ..protocol import BoosterCall, DatasetInfo, training_features
-from ._base import FloatArray, RankingObjective
+from ._base import UNIT_HESSIAN, Ascent, FloatArray, RankingObjective
 from ._docs import documented
 from ._run import DatasetRuns
 from ._variance import (
@@ -230,8 +230,8 @@ class SoftRankObjective(RankingObjective[_Encoding]):
         )  # fmt: skip
         return values, d_mean, d_var
 
-    def _ascent(self, scores: FloatArray, info: DatasetInfo, encoding: _Encoding, call: int) -> FloatArray:
-        return self._batch(scores, info.offsets, encoding)[1]
+    def _ascent(self, scores: FloatArray, info: DatasetInfo, encoding: _Encoding, call: int) -> Ascent:
+        return Ascent(self._batch(scores, info.offsets, encoding)[1], UNIT_HESSIAN)
 
     def value_and_gradient(
         self, scores: Any, labels: Any, group: Any, *, X: Any = None
@@ -316,13 +316,13 @@ def softrank(
         linear one: ``'linear'`` is :math:`D(r) = 1 - r/k` (needs ``k``).
     method : {'exact', 'ccs'}
         ``'exact'``: the SoftRank recursion, O(n²·k) per query and call. ``'ccs'``: instead return
-        ``stochrank.ndcg(k, sigma=σ, mu=0, sfa=0, ...)``, the coordinate-conditional-sampling estimate of
-        the gradient of :math:`E[\mathrm{NDCG@k}(f + \sigma\varepsilon)]` — what the StochasticRank paper
-        used as its SoftRank baseline ("for SoftRank we used CCS to estimate gradients", §7.2). It has no
-        relevance shift (μ = 0: SoftRank's smoothing is unshifted) and no scale-free acceleration (SFA
-        was one of StochasticRank's own additions; the paper's SoftRank row matches its plain-CCS
-        ablation, Table 3). Its cost is O(n·k) per query per sample; it needs a constant variance and a
-        'log'/'position' training discount. Note that CCS smooths the exact Gaussian ranking
+        ``stochrank.ndcg(k, sigma=σ, mu=0, sfa=0, hessian='unit', ...)``, the coordinate-conditional-sampling
+        estimate of the gradient of :math:`E[\mathrm{NDCG@k}(f + \sigma\varepsilon)]` — what the
+        StochasticRank paper used as its SoftRank baseline ("for SoftRank we used CCS to estimate gradients",
+        §7.2). It has no relevance shift (μ = 0: SoftRank's smoothing is unshifted) and no scale-free
+        acceleration (SFA was one of StochasticRank's own additions; the paper's SoftRank row matches its
+        plain-CCS ablation, Table 3). Its cost is O(n·k) per query per sample; it needs a constant variance
+        and a 'log'/'position' training discount. Note that CCS smooths the exact Gaussian ranking
         distribution, of which the SoftRank recursion is an approximation.
     n_samples : int, default 1
         Noise draws per call for ``method='ccs'`` (the exact method draws none).
@@ -374,6 +374,6 @@ def softrank(
     assert ccs_sigma is not None
     assert config.train_discount is not None  # resolved by SoftRankConfig
     return ndcg(
-        config.k, sigma=ccs_sigma, mu=0.0, sfa=0.0, n_samples=n_samples, seed=seed, gain=config.gain,
-        discount=config.train_discount, sglb=sglb,
+        config.k, sigma=ccs_sigma, mu=0.0, sfa=0.0, hessian="unit", n_samples=n_samples, seed=seed,
+        gain=config.gain, discount=config.train_discount, sglb=sglb,
     )  # fmt: skip

@@ -45,7 +45,7 @@ from .._validation import check_int, check_labels, check_scores
 from ..conventions import offsets_from_sizes
 from ..kernels import KIND_RANKING, CascadeArrays, smoothed_gradient
 from ..protocol import BoosterCall, DatasetInfo
-from ._base import FloatArray, RankingObjective
+from ._base import UNIT_HESSIAN, Ascent, FloatArray, RankingObjective
 from ._run import DatasetRuns
 from .cascade import LSO, CascadeMetric
 from .sglb import SGLB
@@ -80,6 +80,17 @@ class StochasticRankObjective(RankingObjective[CascadeArrays]):
         if sglb is not None and not isinstance(sglb, SGLB):
             raise TypeError(
                 f"The 'sglb' parameter of {target.owner} must be stochrank.SGLB(...) or None; got {sglb!r}."
+            )
+        if smoothing.hessian == "newton" and target.kind != KIND_RANKING:
+            raise ValueError(
+                f"{target.owner}: Newton leaves need the curvature of the ranking kernel, which LSO does not "
+                "have; build the smoothing with hessian='unit'."
+            )
+        if smoothing.hessian == "newton" and sglb is not None:
+            raise ValueError(
+                f"{target.owner}(hessian='newton', sglb=...): SGLB's Langevin dynamics are defined for unit "
+                "Hessians (the preconditioner its convergence theory uses). Pass hessian='unit' (the default "
+                "when sglb is given), or drop sglb."
             )
         super().__init__()
         self.target = target
@@ -144,22 +155,24 @@ class StochasticRankObjective(RankingObjective[CascadeArrays]):
     def _prepare(self, booster_call: BoosterCall[DatasetRuns[CascadeArrays]]) -> CascadeArrays:
         return self.target.encode(booster_call.info.labels, booster_call.info.offsets)
 
-    def _ascent(
-        self, scores: FloatArray, info: DatasetInfo, encoding: CascadeArrays, call: int
-    ) -> FloatArray:
+    def _ascent(self, scores: FloatArray, info: DatasetInfo, encoding: CascadeArrays, call: int) -> Ascent:
         out = np.empty(scores.size)
+        curv = np.empty(scores.size) if self.smoothing.hessian == "newton" else UNIT_HESSIAN
         run_parallel(
             smoothed_gradient, scores.size,
-            scores, info.labels, info.offsets, encoding, self.smoothing.kernel_params(), call, out,
+            scores, info.labels, info.offsets, encoding, self.smoothing.kernel_params(), call, out, curv,
         )  # fmt: skip
-        return out
+        return Ascent(out, curv)
 
-    def gradient(self, scores: Any, labels: Any, group: Any, *, call: int = 0) -> FloatArray:
-        r"""CCS estimate of :math:`\nabla_f E[M(f - \sigma\mu r + \sigma\varepsilon)]` for every document.
+    def derivatives(self, scores: Any, labels: Any, group: Any, *, call: int = 0) -> Ascent:
+        r"""CCS estimate of :math:`\nabla_f E[M(f - \sigma\mu r + \sigma\varepsilon)]` and its curvature.
 
-        The ascent direction of the smoothed metric (averaged over ``n_samples`` draws, mean-removed
-        and SFA-projected as configured, 1/IDCG-scaled for NDCG), without weights or SGLB. ``call``
-        selects the noise stream: the t-th booster call on a dataset uses ``call=t``.
+        ``gradient``: the ascent direction of the smoothed metric for every document (averaged over
+        ``n_samples`` draws, 1/IDCG-scaled for NDCG; with ``hessian='unit'`` also mean-removed and
+        SFA-projected), without weights or SGLB. ``curvature``: with Newton leaves the positive curvature
+        :math:`\sum_b |c_b| D(b)/s_d` of the same draws (before the booster-level normalisation to a mean
+        of 1), empty with unit Hessians. ``call`` selects the noise stream: the t-th booster call on a
+        dataset uses ``call=t``.
         """
         labels = check_labels(labels, None, self.target.owner, low=-np.inf)
         scores = check_scores(scores, labels.size)
@@ -167,6 +180,11 @@ class StochasticRankObjective(RankingObjective[CascadeArrays]):
         check_int(call, "call", "gradient", low=0)
         info = DatasetInfo(labels, offsets, None, "stochrank")
         return self._ascent(scores, info, self.target.encode(labels, offsets), call)
+
+    def gradient(self, scores: Any, labels: Any, group: Any, *, call: int = 0) -> FloatArray:
+        """Return the ascent direction alone (:meth:`derivatives`' ``gradient``)."""
+        gradient: FloatArray = self.derivatives(scores, labels, group, call=call).gradient
+        return gradient
 
     def _check_start(self, info: DatasetInfo, preds: FloatArray) -> None:
         if (
