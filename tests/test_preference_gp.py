@@ -23,12 +23,13 @@ import pytest
 from scipy.integrate import quad
 from scipy.stats import multivariate_normal, norm, skewnorm, truncnorm
 from sklearn.base import clone
-from sklearn.exceptions import NotFittedError
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from threadpoolctl import threadpool_limits
 
 import stochrank
-from stochrank.gp import PreferenceGP, pairs_from_labels
-from stochrank.gp._ep import site_update, truncation_moments
+import stochrank.gp._evidence
+from stochrank.gp import CholeskyJitterWarning, PreferenceGP, pairs_from_labels
+from stochrank.gp._ep import jittered_cholesky, site_update, truncation_moments
 
 DATA = Path(__file__).resolve().parent / "data" / "catboost_querywise"
 METHODS = ("ep-truncated", "ep-probit")
@@ -538,6 +539,25 @@ def test_contradictory_near_noiseless_duels_stay_finite():
     Z = multivariate_normal.cdf(np.zeros(4), np.zeros(4), S, abseps=1e-14, releps=1e-8, maxpts=10**7)
     assert abs(log_z[1e-2] - np.log(Z)) < 0.01
     assert abs(log_z[1e-3] - log_z[1e-2] - np.log(1e-2)) < 0.01
+
+
+def test_jitter_and_non_convergence_are_reported(monkeypatch):
+    """Cholesky jitter is added only when needed and reported; EP stopped early warns."""
+    ones = np.ones((4, 4))
+    L, jitter = jittered_cholesky(ones, "K")  # rank 1: needs jitter
+    assert jitter > 0
+    np.testing.assert_allclose(L @ L.T, ones + jitter * np.eye(4), atol=1e-12)
+    assert jittered_cholesky(ones + np.eye(4), "K")[1] == 0.0
+    with pytest.raises(np.linalg.LinAlgError, match=r"K is not positive definite even with 0\.01"):
+        jittered_cholesky(-ones, "K")
+    # near-duplicate documents as inducing points, without the model's own 1e-8 jitter: K_uu is singular
+    monkeypatch.setattr(stochrank.gp._evidence, "BASE_JITTER", 0.0)
+    X = np.array([[0.0, 0.0], [1e-9, 0.0], [2e-9, 0.0], [1.0, 1.0]])
+    with pytest.warns(CholeskyJitterWarning, match="fitted K_uu needed jitter"):
+        gp = PreferenceGP(n_inducing=4, optimize=False).fit(X, [[0, 3], [1, 3], [2, 3]])
+    assert gp.jitter_ > 0
+    with pytest.warns(ConvergenceWarning, match="EP did not converge in max_iter=1"):
+        PreferenceGP(max_iter=1, optimize=False).fit(*small_problem())
 
 
 # ---------------------------------------------------------------------------------- errors

@@ -23,7 +23,6 @@ Two forms of :math:`\Sigma_0`: ``dense`` (t×t; O(t³) per sweep) and ``low rank
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -318,7 +317,8 @@ def run_ep(
     n_iter = 0
     for n_iter in range(1, max_iter + 1):  # noqa: B007 - the count is reported
         tau_c, cav_mean, cav_var = _cavity(mean, var, tau, nu)
-        _, tau_new, nu_new, _, _ = site_update(cav_mean, cav_var, kappa2)
+        with np.errstate(invalid="ignore", divide="ignore"):  # sites with tau_c <= 0 are masked below
+            _, tau_new, nu_new, _, _ = site_update(cav_mean, cav_var, kappa2)
         ok = (tau_c > 0.0) & np.isfinite(tau_new) & np.isfinite(nu_new)
         n_skipped += int(t - np.count_nonzero(ok))
         tau = np.where(ok, (1.0 - damping) * tau + damping * np.maximum(tau_new, 0.0), tau)
@@ -348,15 +348,3 @@ def lowrank_sensitivities(prior: LowRankPrior, tau: Array, nu: Array) -> tuple[A
     CU = tau_hat[:, None] * UMinv
     diag_c = tau_hat - tau_hat**2 * np.einsum("ij,ij->i", UMinv, prior.U)
     return b, CU, diag_c
-
-
-def warn_jitter(jitter: float, count: int, total: int, what: str) -> None:
-    """One warning for the factorisations of a fit that needed jitter."""
-    if count:
-        warnings.warn(
-            f"{what} needed jitter in {count} of {total} Cholesky factorisations (up to {jitter:.0e} x its "
-            "mean diagonal): the inducing points are nearly collinear under the kernel. Use fewer inducing "
-            "points (n_inducing) or check for duplicated documents.",
-            CholeskyJitterWarning,
-            stacklevel=3,
-        )

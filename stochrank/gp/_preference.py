@@ -249,22 +249,21 @@ class PreferenceGP(BaseEstimator):  # type: ignore[misc]  # scikit-learn ships n
         duels = Duels(self.documents_, self.duels_[:, 0], self.duels_[:, 1], self.inducing_points_)
         # Small dense products: multithreaded BLAS gains little and, on a busy machine, its spinning
         # threads made a 150 x 150 Cholesky 100 times slower (measured on 2 cores), as in SparseGP.
-        with threadpool_limits(limits=1, user_api="blas"), warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", CholeskyJitterWarning)
-            theta, self.n_optimizer_iter_ = self._optimize(duels, theta) if self.optimize else (theta, 0)
+        with threadpool_limits(limits=1, user_api="blas"):
+            theta, self.n_optimizer_iter_, jittered = (
+                self._optimize(duels, theta) if self.optimize else (theta, 0, 0)
+            )
             final = self._evaluate(duels, theta, gradient=False)
         self._set_fitted(theta, final)
-        if final.jitter:
-            warnings.warn(
-                f"PreferenceGP: K_uu of the inducing points needed jitter {final.jitter:.0e} x its mean "
-                "diagonal: they are nearly collinear under the fitted kernel. Use fewer inducing points.",
-                CholeskyJitterWarning,
-                stacklevel=2,
+        if final.jitter or jittered:
+            where = (
+                f"the fitted K_uu needed jitter {final.jitter:.0e} x its mean diagonal"
+                if final.jitter
+                else f"{jittered} K_uu tried by the optimiser needed jitter (the fitted one did not)"
             )
-        elif any(issubclass(w.category, CholeskyJitterWarning) for w in caught):
             warnings.warn(
-                "PreferenceGP: some hyperparameters tried by the optimiser needed jitter on K_uu (the fitted "
-                "ones did not).",
+                f"PreferenceGP: {where}: the inducing points are nearly collinear under the kernel. Use "
+                "fewer inducing points (n_inducing) or check for duplicated documents.",
                 CholeskyJitterWarning,
                 stacklevel=2,
             )
@@ -297,12 +296,13 @@ class PreferenceGP(BaseEstimator):  # type: ignore[misc]  # scikit-learn ships n
             gradient=gradient, init=init,
         )  # fmt: skip
 
-    def _optimize(self, duels: Duels, theta0: Array) -> tuple[Array, int]:
+    def _optimize(self, duels: Duels, theta0: Array) -> tuple[Array, int, int]:
         """L-BFGS-B on -log Z_EP / t over (log ℓ, log s); EP warm-starts from the previous evaluation's sites.
 
         Per duel, so that the first quasi-Newton step (the raw gradient) stays O(1) in log space whatever
         the number of duels. A warm start that skips a site (its cavity precision lost to rounding: old sites
-        under a prior thousands of times wider) or ends non-finite is redone from no sites.
+        under a prior thousands of times wider) or ends non-finite is redone from no sites. Returns θ, the
+        iterations and how many evaluations needed jitter on K_uu.
         """
         spread = duels.X.std(0) if self.ard else np.array([np.sqrt(np.sum(duels.X.var(0)))])
         spread = np.where(spread > 0, spread, 1.0)
@@ -316,6 +316,7 @@ class PreferenceGP(BaseEstimator):  # type: ignore[misc]  # scikit-learn ships n
         )
         t = duels.winners.size
         sites: list[tuple[Array, Array] | None] = [None]
+        jittered = [0]
 
         def evidence(theta: Array) -> Evidence | None:
             for init in (sites[0], None) if sites[0] is not None else (None,):
@@ -334,13 +335,14 @@ class PreferenceGP(BaseEstimator):  # type: ignore[misc]  # scikit-learn ships n
             ):  # outside the numerically feasible region: a high value makes the line search back off
                 return FAILED_OBJECTIVE, np.zeros(free.size)
             sites[0] = (ev.ep.tau, ev.ep.nu)
+            jittered[0] += ev.jitter > 0
             assert ev.gradient is not None
             return -ev.log_z / t, -ev.gradient[:-1] / t
 
         start = np.clip(theta0[:-1], [b[0] for b in bounds], [b[1] for b in bounds])
         result = minimize(objective, start, jac=True, method="L-BFGS-B", bounds=bounds,
                           options={"maxiter": self.optimizer_max_iter})  # fmt: skip
-        return np.append(result.x, theta0[-1]), int(result.nit)
+        return np.append(result.x, theta0[-1]), int(result.nit), jittered[0]
 
     def _set_fitted(self, theta: Array, ev: Evidence) -> None:
         self.theta_ = theta
