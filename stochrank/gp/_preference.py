@@ -35,33 +35,10 @@ FAILED_OBJECTIVE = 1e10
 class PreferenceGP(BaseEstimator):  # type: ignore[misc]  # scikit-learn ships no type stubs
     r"""Gaussian-process preference learning by expectation propagation (Takeno et al. 2023; seed 004).
 
-    A utility :math:`f \sim GP(0, k)`, :math:`k(x, x') = s\exp(-\sum_d (x_d-x'_d)^2/(2\ell_d^2))`, and a
-    duel :math:`x_w \succ x_l` means :math:`f(x_w) + \epsilon_w > f(x_l) + \epsilon_l`,
-    :math:`\epsilon \sim N(0, \sigma^2)`: the data are :math:`v < 0` with
-    :math:`v_i = f(x_{l,i}) + \epsilon_{l,i} - f(x_{w,i}) - \epsilon_{w,i}`, a truncated multivariate normal.
-
-    * ``method="ep-truncated"``: EP on v itself with one-dimensional moment matching (the seed's cavity,
-      truncated-normal moments and site updates :math:`\tilde\mu_j, \tilde\sigma^2_j`, with the sign of the
-      mean update corrected, see :func:`stochrank.gp._ep.site_update`);
-    * ``method="ep-probit"``: EP on :math:`z_i = f(x_{l,i}) - f(x_{w,i})` with probit sites
-      :math:`\Phi(-z_i/(\sqrt2\sigma))` as in GP classification (Rasmussen & Williams, ch. 3).
-
-    The two reach the same fixed point (a v-site of variance :math:`\tilde\sigma^2` is the z-site of
-    variance :math:`\tilde\sigma^2 + 2\sigma^2`), so predictions and :math:`\log Z_{EP}` agree to the EP
-    tolerance. EP is parallel and damped, with stable tail formulas (log Φ, the Mills ratio's continued
-    fraction) and a convergence check; both site families are log-concave, so site precisions are >= 0 in
-    exact arithmetic: a cavity precision <= 0 from rounding skips that site for one sweep
-    (``n_skipped_updates_``) and a negative proposed precision is clipped to 0.
-
-    Identifiability: only :math:`f/\sigma` enters the likelihood, so :math:`\log Z_{EP}` is exactly invariant
-    under :math:`(s, \sigma) \to (c^2 s, c\sigma)`. ``noise`` therefore sets the utility's unit and stays
-    fixed; ``optimize=True`` maximises :math:`\log Z_{EP}` over the lengthscales and ``variance`` (the
-    gradient in all three is :meth:`log_marginal_likelihood`'s, and along the invariant direction it is 0).
-
-    Cost: exact EP is O(t³) time and O(t²) memory per sweep for t duels (plus O(n²·D) for the kernel of
-    the n documents in the duels); with ``n_inducing=m`` (FITC in duel space: duels conditionally
-    independent given f at m inducing documents) O(t·m² + n·m·D) time and O(t·m) memory per sweep.
-    Prediction costs O(n·D + n²) per row (exact) or O(m·D + m²) (sparse).
+    A utility :math:`f \sim GP(0, k)` with the RBF kernel
+    :math:`k(x, x') = s\exp(-\sum_d (x_d-x'_d)^2/(2\ell_d^2))` is learned from duels: a duel
+    :math:`x_w \succ x_l` means :math:`f(x_w) + \epsilon_w > f(x_l) + \epsilon_l`,
+    :math:`\epsilon \sim N(0, \sigma^2)`. The posterior is approximated by EP, exact or sparse (FITC).
 
     Parameters
     ----------
@@ -121,6 +98,42 @@ class PreferenceGP(BaseEstimator):  # type: ignore[misc]  # scikit-learn ships n
     jitter_ : float
         Jitter added to :math:`K_{uu}` beyond the model's own 1e-8·s (relative to its mean diagonal); a
         :class:`~stochrank.gp.CholeskyJitterWarning` says when it is not 0.
+
+    Notes
+    -----
+    The data are :math:`v < 0` with :math:`v_i = f(x_{l,i}) + \epsilon_{l,i} - f(x_{w,i}) - \epsilon_{w,i}`,
+    a truncated multivariate normal with :math:`\Sigma_0 = A K A^\top + 2\sigma^2 I` (A: +1 at the loser,
+    -1 at the winner of each duel).
+
+    * ``method="ep-truncated"``: EP on v itself with one-dimensional moment matching: the seed's cavity,
+      truncated-normal moments and site updates :math:`\tilde\mu_j, \tilde\sigma^2_j` (three typos of the
+      seed corrected: :math:`E_{r_j}[v_j] = \bar\mu - \lambda\bar\sigma` and
+      :math:`\tilde\mu_j = \bar\mu - \bar\sigma/(\beta+\lambda)` for the truncation to :math:`v < 0`,
+      :math:`\mu = \Sigma(\tilde\Sigma^{-1}\tilde\mu + \Sigma_0^{-1}\mu_0)`, and the probit form's prior
+      :math:`\Sigma_0 - 2\sigma^2 I`);
+    * ``method="ep-probit"``: EP on :math:`z_i = f(x_{l,i}) - f(x_{w,i})` with probit sites
+      :math:`\Phi(-z_i/(\sqrt2\sigma))` as in GP classification (Rasmussen & Williams, ch. 3).
+
+    The two reach the same fixed point (a v-site of variance :math:`\tilde\sigma^2` is the z-site of
+    variance :math:`\tilde\sigma^2 + 2\sigma^2`), so predictions and :math:`\log Z_{EP}` agree to the EP
+    tolerance. Predictions: :math:`\mu_* = \Sigma_{*v}(\Sigma_0 + \tilde\Sigma)^{-1}\tilde\mu`,
+    :math:`\Sigma_* = \Sigma_{**} - \Sigma_{*v}(\Sigma_0 + \tilde\Sigma)^{-1}\Sigma_{v*}`, computed in
+    natural parameters. EP is parallel and damped, with stable tail formulas (log Φ, the Mills ratio's
+    continued fraction) and a convergence check; both site families are log-concave, so site precisions are
+    >= 0 in exact arithmetic: a cavity precision <= 0 from rounding skips that site for one sweep
+    (``n_skipped_updates_``) and a negative proposed precision is clipped to 0.
+
+    Identifiability: only :math:`f/\sigma` enters the likelihood, so :math:`\log Z_{EP}` is exactly invariant
+    under :math:`(s, \sigma) \to (c^2 s, c\sigma)`. ``noise`` therefore sets the utility's unit and stays
+    fixed; ``optimize=True`` maximises :math:`\log Z_{EP}` over the lengthscales and ``variance`` (the
+    gradient in all three is :meth:`log_marginal_likelihood`'s, and along the invariant direction it is 0).
+    With few duels that a function can satisfy without generalising (each document far from the others),
+    the evidence can prefer short lengthscales and a large ``variance``: compare with ``optimize=False``.
+
+    Cost: exact EP is O(t³) time and O(t²) memory per sweep for t duels (plus O(n²·D) for the kernel of
+    the n documents in the duels); with ``n_inducing=m`` (FITC in duel space: duels conditionally
+    independent given f at m inducing documents) O(t·m² + n·m·D) time and O(t·m) memory per sweep.
+    Prediction costs O(n·D + n²) per row (exact) or O(m·D + m²) (sparse).
 
     References
     ----------
