@@ -41,11 +41,12 @@ import warnings
 from functools import partial
 
 import numpy as np
-from _common import markdown_table, median, section_header, write_section
+from _common import median, write_results_section
 from catboost_parity import QUERYWISE, load_querywise
 from gp_rank import LEARNING_RATES, train_lightgbm
 
 import stochrank
+from stochrank.bench.results import markdown_table, section_header
 from stochrank.datasets import RankingSplit, load_mq2008, split_queries
 from stochrank.gp import GPRanker, PreferenceGP, pairs_from_labels
 from stochrank.metrics import ndcg
@@ -284,7 +285,7 @@ def main() -> None:
          "evaluation of the evidence and its gradient as the optimiser calls it (EP from no sites)."),
         "", cost,
     ])  # fmt: skip
-    write_section("preference_gp", body)
+    write_results_section("preference_gp", body)
 
 
 if __name__ == "__main__":

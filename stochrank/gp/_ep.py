@@ -170,7 +170,7 @@ class DensePrior:
         return int(self.cov.shape[0])
 
     def marginal_variance(self) -> Array:
-        return np.diag(self.cov).copy()
+        return np.array(np.diag(self.cov), dtype=np.float64)
 
     def _factor(self, tau: Array) -> tuple[Array, Array]:
         sw = np.sqrt(tau)

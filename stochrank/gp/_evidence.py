@@ -23,10 +23,14 @@ At an EP fixed point the derivative of :math:`\log Z_{EP}` through the sites van
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-from scipy.linalg import cho_solve, solve_triangular
+from scipy.linalg import LinAlgError, cho_solve, solve_triangular
+from scipy.optimize import minimize
+from sklearn.utils.validation import check_random_state
 
 from ._ep import (
     Array,
@@ -41,12 +45,19 @@ from ._ep import (
 from ._kernel import ard_linear, ard_linear_backward
 from ._pairs import IntArray
 
-__all__ = ["BASE_JITTER", "Duels", "Evidence", "evaluate"]
+__all__ = ["BASE_JITTER", "Duels", "Evidence", "choose_inducing", "evaluate", "maximise_evidence"]
 
 # K_uu carries s * 1e-8 on its diagonal as part of the sparse model (differentiated with the rest), so
 # that inducing points a few lengthscales apart still factorise; proportional to s, it keeps log Z_EP
 # invariant under (s, σ) -> (c² s, c σ).
 BASE_JITTER = 1e-8
+# L-BFGS-B box, relative to the feature spread (lengthscales) and to σ² (the kernel variance): wide
+# enough never to bind on sensible data, narrow enough that exp() and the Cholesky factors stay finite.
+# s/σ² up to 1e4 (a utility spread 100 times the noise) already makes every duel certain; beyond that the
+# posterior variance of a duel falls below 1e-8 of its prior variance and EP loses its digits.
+LENGTHSCALE_RANGE = (1e-3, 1e3)
+VARIANCE_RANGE = (1e-4, 1e4)
+FAILED_OBJECTIVE = 1e10
 
 
 @dataclass
@@ -203,3 +214,65 @@ def _sandwich(L: Array, Y: Array) -> Array:
     r"""Return :math:`L^{-\top} Y L^{-1}`."""
     left = solve_triangular(L, Y, lower=True, trans="T")
     return np.asarray(solve_triangular(L, left.T, lower=True, trans="T").T)
+
+
+def choose_inducing(documents: Array, n_inducing: int | None, random_state: Any) -> Array | None:
+    """``n_inducing`` distinct documents drawn at random (None: exact EP, no inducing inputs)."""
+    if n_inducing is None:
+        return None
+    distinct = np.unique(documents, axis=0)
+    if n_inducing > distinct.shape[0]:
+        raise ValueError(
+            f"The 'n_inducing' parameter of PreferenceGP is {n_inducing}, but the duels involve only "
+            f"{distinct.shape[0]} distinct documents. Lower n_inducing, or pass None for exact EP."
+        )
+    rng = check_random_state(random_state)
+    return np.asarray(distinct[np.sort(rng.choice(distinct.shape[0], n_inducing, replace=False))])
+
+
+def maximise_evidence(
+    duels: Duels, theta0: Array, ard: bool, max_iter: int, run: Callable[..., Evidence]
+) -> tuple[Array, int, int]:
+    """Maximise log Z_EP over (log ℓ, log s) by L-BFGS-B, σ fixed; ``run(duels, theta, gradient, init)``.
+
+    The objective is -log Z_EP / t (per duel), so that the first quasi-Newton step (the raw gradient) stays
+    O(1) in log space whatever the number of duels. EP warm-starts from the previous evaluation's sites; a
+    warm start that skips a site (its cavity precision lost to rounding: old sites under a prior thousands
+    of times wider) or ends non-finite is redone from no sites. Returns θ, the iterations and how many
+    evaluations needed jitter on K_uu.
+    """
+    spread = duels.X.std(0) if ard else np.array([np.sqrt(np.sum(duels.X.var(0)))])
+    spread = np.where(spread > 0, spread, 1.0)
+    bounds = [
+        (float(np.log(LENGTHSCALE_RANGE[0] * sp)), float(np.log(LENGTHSCALE_RANGE[1] * sp))) for sp in spread
+    ]
+    bounds.append(tuple(2.0 * theta0[-1] + np.log(VARIANCE_RANGE)))
+    t = duels.winners.size
+    sites: list[tuple[Array, Array] | None] = [None]
+    jittered = [0]
+
+    def evidence(theta: Array) -> Evidence | None:
+        for init in (sites[0], None) if sites[0] is not None else (None,):
+            try:
+                ev = run(duels, theta, gradient=True, init=init)
+            except LinAlgError:
+                continue
+            if np.isfinite(ev.log_z) and ev.ep.n_skipped == 0:
+                return ev
+        return None
+
+    def objective(free: Array) -> tuple[float, Array]:
+        ev = evidence(np.append(free, theta0[-1]))
+        if (
+            ev is None or ev.gradient is None
+        ):  # numerically infeasible: a high value makes the search back off
+            return FAILED_OBJECTIVE, np.zeros(free.size)
+        sites[0] = (ev.ep.tau, ev.ep.nu)
+        jittered[0] += ev.jitter > 0
+        return -ev.log_z / t, -ev.gradient[:-1] / t
+
+    start = np.clip(theta0[:-1], [b[0] for b in bounds], [b[1] for b in bounds])
+    result = minimize(
+        objective, start, jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": max_iter}
+    )
+    return np.append(result.x, theta0[-1]), int(result.nit), jittered[0]

@@ -9,7 +9,8 @@ import numpy as np
 import numpy.typing as npt
 from sklearn.utils.validation import check_random_state
 
-from .._validation import check_int, offsets_from_sizes
+from .._validation import check_optional_int
+from ..conventions import offsets_from_sizes
 
 IntArray = npt.NDArray[np.int64]
 
@@ -101,8 +102,9 @@ def pairs_from_labels(
     labels = np.asarray(y, dtype=np.float64)
     if labels.ndim != 1 or not np.all(np.isfinite(labels)):
         raise ValueError(f"{owner}: 'y' must be a 1-D array of finite labels; got shape {labels.shape}.")
-    cap = check_int(max_pairs_per_query, "max_pairs_per_query", owner, low=1, none_ok=True,
-                    none_means="every pair")  # fmt: skip
+    cap = check_optional_int(
+        max_pairs_per_query, "max_pairs_per_query", owner, low=1, none_means="every pair"
+    )
     offsets = offsets_from_sizes(group, labels.size)
     rng = check_random_state(random_state)
     out = []

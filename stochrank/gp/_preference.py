@@ -6,30 +6,21 @@ import warnings
 from typing import Any
 
 import numpy as np
-from scipy.linalg import LinAlgError
-from scipy.optimize import minimize
 from scipy.stats import norm
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.validation import check_array, check_is_fitted, check_random_state
+from sklearn.utils.validation import check_array, check_is_fitted
 from threadpoolctl import threadpool_limits
 
-from .._validation import check_choice, check_int, check_real
+from .._validation import check_choice, check_int, check_optional_int, check_real
 from ._ep import Array, CholeskyJitterWarning
-from ._evidence import Duels, Evidence, evaluate
+from ._evidence import Duels, Evidence, choose_inducing, evaluate, maximise_evidence
 from ._kernel import ard_linear
 from ._pairs import check_pairs
 
 __all__ = ["PreferenceGP"]
 
 METHODS = ("ep-truncated", "ep-probit")
-# L-BFGS-B box, relative to the feature spread (lengthscales) and to σ² (the kernel variance): wide
-# enough never to bind on sensible data, narrow enough that exp() and the Cholesky factors stay finite.
-# s/σ² up to 1e4 (a utility spread 100 times the noise) already makes every duel certain; beyond that the
-# posterior variance of a duel falls below 1e-8 of its prior variance and EP loses its digits.
-LENGTHSCALE_RANGE = (1e-3, 1e3)
-VARIANCE_RANGE = (1e-4, 1e4)
-FAILED_OBJECTIVE = 1e10
 
 
 class PreferenceGP(BaseEstimator):  # type: ignore[misc]  # scikit-learn ships no type stubs
@@ -195,7 +186,7 @@ class PreferenceGP(BaseEstimator):  # type: ignore[misc]  # scikit-learn ships n
         check_real(self.tol, "tol", owner, low=0.0, low_open=True)
         check_int(self.max_iter, "max_iter", owner, low=1)
         check_int(self.optimizer_max_iter, "optimizer_max_iter", owner, low=1)
-        check_int(self.n_inducing, "n_inducing", owner, low=1, none_ok=True, none_means="exact EP")
+        check_optional_int(self.n_inducing, "n_inducing", owner, low=1, none_means="exact EP")
         for name in ("ard", "optimize"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(
@@ -258,22 +249,22 @@ class PreferenceGP(BaseEstimator):  # type: ignore[misc]  # scikit-learn ships n
         rows, inverse = np.unique(idx.ravel(), return_inverse=True)
         self.documents_ = X[rows]
         self.duels_ = inverse.reshape(-1, 2).astype(np.int64)
-        self.inducing_points_ = self._inducing(self.documents_)
+        self.inducing_points_ = choose_inducing(self.documents_, self.n_inducing, self.random_state)
         duels = Duels(self.documents_, self.duels_[:, 0], self.duels_[:, 1], self.inducing_points_)
         # Small dense products: multithreaded BLAS gains little and, on a busy machine, its spinning
         # threads made a 150 x 150 Cholesky 100 times slower (measured on 2 cores), as in SparseGP.
         with threadpool_limits(limits=1, user_api="blas"):
-            theta, self.n_optimizer_iter_, jittered = (
-                self._optimize(duels, theta) if self.optimize else (theta, 0, 0)
-            )
+            theta, self.n_optimizer_iter_, jittered = (theta, 0, 0)
+            if self.optimize:
+                theta, self.n_optimizer_iter_, jittered = maximise_evidence(
+                    duels, theta, self.ard, self.optimizer_max_iter, self._evaluate
+                )
             final = self._evaluate(duels, theta, gradient=False)
         self._set_fitted(theta, final)
         if final.jitter or jittered:
-            where = (
-                f"the fitted K_uu needed jitter {final.jitter:.0e} x its mean diagonal"
-                if final.jitter
-                else f"{jittered} K_uu tried by the optimiser needed jitter (the fitted one did not)"
-            )
+            where = f"the fitted K_uu needed jitter {final.jitter:.0e} x its mean diagonal"
+            if not final.jitter:
+                where = f"{jittered} K_uu tried by the optimiser needed jitter (the fitted one did not)"
             warnings.warn(
                 f"PreferenceGP: {where}: the inducing points are nearly collinear under the kernel. Use "
                 "fewer inducing points (n_inducing) or check for duplicated documents.",
@@ -289,18 +280,6 @@ class PreferenceGP(BaseEstimator):  # type: ignore[misc]  # scikit-learn ships n
             )
         return self
 
-    def _inducing(self, documents: Array) -> Array | None:
-        if self.n_inducing is None:
-            return None
-        distinct = np.unique(documents, axis=0)
-        if self.n_inducing > distinct.shape[0]:
-            raise ValueError(
-                f"The 'n_inducing' parameter of PreferenceGP is {self.n_inducing}, but the duels involve "
-                f"only {distinct.shape[0]} distinct documents. Lower n_inducing, or pass None for exact EP."
-            )
-        rng = check_random_state(self.random_state)
-        return np.asarray(distinct[np.sort(rng.choice(distinct.shape[0], self.n_inducing, replace=False))])
-
     def _evaluate(
         self, duels: Duels, theta: Array, *, gradient: bool, init: tuple[Array, Array] | None = None
     ) -> Evidence:
@@ -308,54 +287,6 @@ class PreferenceGP(BaseEstimator):  # type: ignore[misc]  # scikit-learn ships n
             duels, theta, self.method, damping=self.damping, max_iter=self.max_iter, tol=self.tol,
             gradient=gradient, init=init,
         )  # fmt: skip
-
-    def _optimize(self, duels: Duels, theta0: Array) -> tuple[Array, int, int]:
-        """L-BFGS-B on -log Z_EP / t over (log ℓ, log s); EP warm-starts from the previous evaluation's sites.
-
-        Per duel, so that the first quasi-Newton step (the raw gradient) stays O(1) in log space whatever
-        the number of duels. A warm start that skips a site (its cavity precision lost to rounding: old sites
-        under a prior thousands of times wider) or ends non-finite is redone from no sites. Returns θ, the
-        iterations and how many evaluations needed jitter on K_uu.
-        """
-        spread = duels.X.std(0) if self.ard else np.array([np.sqrt(np.sum(duels.X.var(0)))])
-        spread = np.where(spread > 0, spread, 1.0)
-        log_noise2 = 2.0 * theta0[-1]
-        bounds = [
-            (float(np.log(LENGTHSCALE_RANGE[0] * sp)), float(np.log(LENGTHSCALE_RANGE[1] * sp)))
-            for sp in spread
-        ]
-        bounds.append(
-            (log_noise2 + float(np.log(VARIANCE_RANGE[0])), log_noise2 + float(np.log(VARIANCE_RANGE[1])))
-        )
-        t = duels.winners.size
-        sites: list[tuple[Array, Array] | None] = [None]
-        jittered = [0]
-
-        def evidence(theta: Array) -> Evidence | None:
-            for init in (sites[0], None) if sites[0] is not None else (None,):
-                try:
-                    ev = self._evaluate(duels, theta, gradient=True, init=init)
-                except LinAlgError:
-                    continue
-                if np.isfinite(ev.log_z) and ev.ep.n_skipped == 0:
-                    return ev
-            return None
-
-        def objective(free: Array) -> tuple[float, Array]:
-            ev = evidence(np.append(free, theta0[-1]))
-            if (
-                ev is None
-            ):  # outside the numerically feasible region: a high value makes the line search back off
-                return FAILED_OBJECTIVE, np.zeros(free.size)
-            sites[0] = (ev.ep.tau, ev.ep.nu)
-            jittered[0] += ev.jitter > 0
-            assert ev.gradient is not None
-            return -ev.log_z / t, -ev.gradient[:-1] / t
-
-        start = np.clip(theta0[:-1], [b[0] for b in bounds], [b[1] for b in bounds])
-        result = minimize(objective, start, jac=True, method="L-BFGS-B", bounds=bounds,
-                          options={"maxiter": self.optimizer_max_iter})  # fmt: skip
-        return np.append(result.x, theta0[-1]), int(result.nit), jittered[0]
 
     def _set_fitted(self, theta: Array, ev: Evidence) -> None:
         self.theta_ = theta
@@ -411,14 +342,14 @@ class PreferenceGP(BaseEstimator):  # type: ignore[misc]  # scikit-learn ships n
     def _kernel(self, Xa: Array, Xb: Array) -> Array:
         return ard_linear(Xa, Xb, self.variance_, self.lengthscale_, np.zeros(self.n_features_in_))[0]
 
-    def _moments(self, X: Any, name: str = "X") -> tuple[Array, Array, Array]:
+    def _moments(self, X: Any, name: str = "X") -> tuple[Array, Array, Array, Array]:
+        """Posterior mean and variance of f at the validated rows ``X``, k(X, basis) and ``X``."""
         check_is_fitted(self, "theta_")
         X = self._check_X(X, name)
         with threadpool_limits(limits=1, user_api="blas"):
             Kb = self._kernel(X, self.basis_)
-            mean = Kb @ self.weights_
             var = self.variance_ - np.einsum("ij,ij->i", Kb @ self.variance_matrix_, Kb)
-        return mean, np.maximum(var, 0.0), Kb  # the clip only removes rounding below 0
+        return Kb @ self.weights_, np.maximum(var, 0.0), Kb, X  # the clip only removes rounding below 0
 
     def predict(self, X: Any, return_std: bool = False) -> Array | tuple[Array, Array]:
         r"""Posterior utility: scores :math:`\mu + \alpha\sigma`, or ``(μ, σ)`` with ``return_std=True``.
@@ -435,7 +366,7 @@ class PreferenceGP(BaseEstimator):  # type: ignore[misc]  # scikit-learn ships n
         -------
         scores : ndarray of shape (n_samples,), or ``(mean, std)``
         """
-        mean, var, _ = self._moments(X)
+        mean, var, _, _ = self._moments(X)
         std = np.sqrt(var)
         if return_std:
             return mean, std
@@ -443,10 +374,8 @@ class PreferenceGP(BaseEstimator):  # type: ignore[misc]  # scikit-learn ships n
 
     def predict_cov(self, X: Any) -> Array:
         """Posterior covariance matrix of f at the rows of ``X`` (n_samples × n_samples)."""
-        check_is_fitted(self, "theta_")
-        X = self._check_X(X, "X")
+        _, _, Kb, X = self._moments(X)
         with threadpool_limits(limits=1, user_api="blas"):
-            Kb = self._kernel(X, self.basis_)
             cov = self._kernel(X, X) - Kb @ self.variance_matrix_ @ Kb.T
         return np.asarray(0.5 * (cov + cov.T))
 
@@ -456,17 +385,14 @@ class PreferenceGP(BaseEstimator):  # type: ignore[misc]  # scikit-learn ships n
         :math:`\Phi\big((\mu_a - \mu_b)
         / \sqrt{\sigma_a^2 + \sigma_b^2 - 2\,\mathrm{cov}_{ab} + 2\sigma^2}\big)`.
         """
-        mean_a, var_a, Ka = self._moments(Xa, "Xa")
-        mean_b, var_b, Kb = self._moments(Xb, "Xb")
+        mean_a, var_a, Ka, Xa = self._moments(Xa, "Xa")
+        mean_b, var_b, Kb, Xb = self._moments(Xb, "Xb")
         if mean_a.size != mean_b.size:
             raise ValueError(
                 f"PreferenceGP.duel_probability: 'Xa' has {mean_a.size} rows and 'Xb' {mean_b.size}; pass "
                 "one row of Xb per row of Xa (row i of each is one duel)."
             )
-        Xa_, Xb_ = self._check_X(Xa, "Xa"), self._check_X(Xb, "Xb")
-        diff2 = ((Xa_ - Xb_) / self.lengthscale_) ** 2
-        cov = self.variance_ * np.exp(-0.5 * diff2.sum(1)) - np.einsum(
-            "ij,ij->i", Ka @ self.variance_matrix_, Kb
-        )
+        k_ab = self.variance_ * np.exp(-0.5 * np.sum(((Xa - Xb) / self.lengthscale_) ** 2, axis=1))
+        cov = k_ab - np.einsum("ij,ij->i", Ka @ self.variance_matrix_, Kb)
         total = np.maximum(var_a + var_b - 2.0 * cov, 0.0) + 2.0 * self.noise_**2
         return np.asarray(norm.cdf((mean_a - mean_b) / np.sqrt(total)))
