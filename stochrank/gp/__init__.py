@@ -10,9 +10,15 @@ After Guiver & Snelson, *Learning to rank with SoftRank and Gaussian processes*,
   gradients, ranking by the risk-adjusted score ``mean + alpha * std``.
 * :class:`SoftNDCG` — the training objective (SoftRank's rank distributions; O(n²) per query for the
   default whole-list linear discount) and its gradient in the score means and variances.
+* :class:`PreferenceGP` — a GP utility learned from duels (winner, loser) by expectation propagation
+  (Takeno et al. 2023: EP on the truncated multivariate normal of the duel variables, or probit sites),
+  exact or sparse (FITC); :func:`pairs_from_labels` builds within-query duels from graded labels.
 """
 
+from ._ep import CholeskyJitterWarning
 from ._model import SparseGP
+from ._pairs import pairs_from_labels
+from ._preference import PreferenceGP
 from ._ranker import GPRanker, SoftNDCG
 
-__all__ = ["GPRanker", "SoftNDCG", "SparseGP"]
+__all__ = ["CholeskyJitterWarning", "GPRanker", "PreferenceGP", "SoftNDCG", "SparseGP", "pairs_from_labels"]
