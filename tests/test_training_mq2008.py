@@ -1,14 +1,14 @@
 """Integration: StochasticRank NDCG@5 against each booster's LambdaMART on MQ2008 (5 folds).
 
-Requirement: stochrank.ndcg(k=5) reaches a mean test NDCG@5 no more than 0.5 points below LightGBM's
-``lambdarank`` (and XGBoost's ``rank:ndcg``) under the same budget. A loose integration bound, not a
-benchmark: MQ2008 folds have ~160 vali/test queries, and the vali-selected test score of either method
-moves by 0.5-1 point with the learning-rate grid, the tree shape or the Monte-Carlo seed.
+Requirement (issue 9): stochrank.ndcg(k=5) with its defaults reaches a mean test NDCG@5 at least as high
+as LightGBM's ``lambdarank`` and XGBoost's ``rank:ndcg`` under the same budget and trees. MQ2008 folds
+have ~160 vali/test queries: the minimum detectable difference of the five folds together is about
+0.011 NDCG@5 (benchmarks/RESULTS.md), so "at least as high" here is a parity statement, not a win.
 
-Measured with this protocol (LightGBM 4.7, XGBoost 3.2): LightGBM lambdarank 0.7386 vs stochrank
-0.7339, gap 0.0046 — inside the bound by only 0.0004, and single-seed runs of stochrank put the
-expected gap at about 0.005, so on LightGBM the bound sits at the edge of what the data support;
-XGBoost rank:ndcg 0.7302 vs stochrank 0.7397 (stochrank ahead by 0.0095).
+Measured with this protocol (LightGBM 4.7, XGBoost 3.2), Newton leaves (the default since 0.2):
+LightGBM lambdarank 0.7386 vs stochrank 0.7396; XGBoost rank:ndcg 0.7302 vs stochrank 0.7396. With the
+unit Hessian of 0.1 the same protocol gave 0.7339 and 0.7397: Newton leaves raised LightGBM by half a
+point and took the best vali NDCG@5 of both boosters from behind LambdaMART to ahead of it.
 
 Protocol (``tests/_training.py``: the benchmark's trainers, :mod:`stochrank.bench.trainers`, at fixed
 settings), identical for both objectives of a booster:
@@ -19,7 +19,7 @@ settings), identical for both objectives of a booster:
 * the same learning-rate grid (0.03, 0.1, 0.3); each method takes the value with the best mean vali
   NDCG@5 over the five folds;
 * the baselines keep every objective parameter at its default; stochrank runs ``ndcg(k=5)`` with its
-  defaults (sigma=1, n_samples=1, SFA on, no SGLB);
+  defaults (Newton leaves, sigma=1, n_samples=1, no SGLB);
 * the baselines are deterministic (no row/feature sampling; seed 0 and 1 give identical models), so
   they run once; stochrank's gradients are Monte-Carlo, so it runs with objective/booster seeds
   0, 1, 2 and its numbers are means over the 15 (fold, seed) runs — same expectation, a third of the
@@ -32,8 +32,7 @@ How the shared settings were chosen (on vali only, see the PR notes): with the b
 stochrank overfits MQ2008 within tens of rounds (train NDCG@5 → 0.98 while vali falls), and so does
 LambdaMART a little later; smaller trees with bigger leaves raised the mean vali NDCG@5 of both
 (LightGBM lambdarank 0.7456 → 0.7480, stochrank 0.741 → 0.748; XGBoost rank:ndcg 0.7454 → 0.7483,
-stochrank 0.742 → 0.746). Row/feature subsampling, ``lambda_l2``, ``n_samples`` up to 16, ``mu`` and
-``sigma`` in 0.01..30 did not raise stochrank's vali NDCG@5 beyond noise, so its defaults are kept.
+stochrank 0.742 → 0.746, both with unit Hessians).
 
 Run with ``pytest -s -m slow tests/test_training_mq2008.py`` to see the per-fold tables.
 """
@@ -50,7 +49,6 @@ from ._training import MethodResult, fit, report, run_method
 
 pytestmark = pytest.mark.slow
 
-BOUND = 0.005  # "no more than 0.5 points below"
 ROUNDS = 300
 PATIENCE = 50
 LEARNING_RATES = (0.03, 0.1, 0.3)
@@ -80,15 +78,15 @@ def _check_baseline_deterministic(
 def _compare(title: str, baseline: MethodResult, candidate: MethodResult) -> None:
     print("\n" + report(title, [baseline, candidate]))
     gap = baseline.mean_test - candidate.mean_test
-    print(f"  gap (baseline - stochrank) = {gap:+.4f}; bound {BOUND}")
-    assert candidate.mean_test >= baseline.mean_test - BOUND, (
+    print(f"  gap (baseline - stochrank) = {gap:+.4f}")
+    assert candidate.mean_test >= baseline.mean_test, (
         f"{candidate.name} mean test NDCG@5 {candidate.mean_test:.4f} is {gap:.4f} below "
-        f"{baseline.name}'s {baseline.mean_test:.4f} (bound {BOUND})"
+        f"{baseline.name}'s {baseline.mean_test:.4f}"
     )
 
 
-def test_lightgbm_stochrank_ndcg5_within_half_a_point_of_lambdarank() -> None:
-    """Stochrank's ndcg(k=5) on LightGBM: mean test NDCG@5 at most BOUND below lambdarank's."""
+def test_lightgbm_stochrank_ndcg5_at_least_lambdarank() -> None:
+    """Stochrank's ndcg(k=5) on LightGBM: mean test NDCG@5 at least lambdarank's."""
     common = {"learning_rates": LEARNING_RATES, "params": LGB_PARAMS, "rounds": ROUNDS, "patience": PATIENCE}
     baseline = run_method("lightgbm lambdarank", "lightgbm", "lambdarank", seeds=BASELINE_SEEDS, **common)
     _check_baseline_deterministic(baseline, "lightgbm", "lambdarank", LGB_PARAMS)
@@ -98,8 +96,8 @@ def test_lightgbm_stochrank_ndcg5_within_half_a_point_of_lambdarank() -> None:
     _compare("MQ2008 / LightGBM: test NDCG@5 at the best vali iteration", baseline, candidate)
 
 
-def test_xgboost_stochrank_ndcg5_within_half_a_point_of_rank_ndcg() -> None:
-    """Stochrank's ndcg(k=5) on XGBoost: mean test NDCG@5 at most BOUND below rank:ndcg's."""
+def test_xgboost_stochrank_ndcg5_at_least_rank_ndcg() -> None:
+    """Stochrank's ndcg(k=5) on XGBoost: mean test NDCG@5 at least rank:ndcg's."""
     common = {"learning_rates": LEARNING_RATES, "params": XGB_PARAMS, "rounds": ROUNDS, "patience": PATIENCE}
     baseline = run_method("xgboost rank:ndcg", "xgboost", "rank:ndcg", seeds=BASELINE_SEEDS, **common)
     _check_baseline_deterministic(baseline, "xgboost", "rank:ndcg", XGB_PARAMS)
