@@ -16,7 +16,7 @@ import pytest
 import xgboost as xgb
 
 import stochrank
-from stochrank.kernels import langevin_noise
+from stochrank.kernels import langevin_noise, query_keys
 
 
 def make_data(seed=0, n_queries=30):
@@ -45,7 +45,8 @@ def replay_and_check(tree_outputs, leaves, obj, sglb, y, sizes, lr, l2, score_rt
         # the ranking the booster holds is F / C
         np.testing.assert_allclose(booster_total * C, F, rtol=score_rtol, atol=score_rtol)
         ascent = obj.gradient(F, y, sizes, call=t)
-        step = ascent + rate * langevin_noise(offsets, obj.seed, t)  # minus the minimisation gradient
+        keys = query_keys(y.astype(np.float64), offsets)
+        step = ascent + rate * langevin_noise(offsets, keys, obj.seed, t)  # minus the minimisation gradient
         for leaf in np.unique(leaf_t):
             rows = leaf_t == leaf
             # LightGBM/XGBoost leaf with hess 1: -sum(grad)/(count + l2), times lr; grads are cast to float32

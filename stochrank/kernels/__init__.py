@@ -1,5 +1,6 @@
 """Numba kernels: pure math on flat arrays with query offsets. No booster imports here."""
 
+from ._random import query_keys
 from .ccs import ccs_query
 from .lso import lso_query
 from .softrank import (
@@ -33,6 +34,7 @@ __all__ = [
     "ideal_dcg",
     "langevin_noise",
     "lso_query",
+    "query_keys",
     "smoothed_gradient",
     "softrank_batch",
     "softrank_linear_batch",

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
-from numba import njit
+from numba import njit, prange
 
 from ._fastexp import _EXP_BIAS, _LN2_HI, _LN2_LO, _MANTISSA_BITS, _as_float64, _as_int64
 
 FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+UIntArray = npt.NDArray[np.uint64]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -53,7 +55,7 @@ def mix64(z: np.uint64) -> np.uint64:
 
 
 @njit(cache=True)
-def stream_state(seed: int, call: int, query: int, purpose: int) -> np.uint64:
+def stream_state(seed: int, call: int, query: int | np.uint64, purpose: int) -> np.uint64:
     """Return the initial state of the stream for ``(seed, call, query, purpose)`` (all non-negative ints)."""
     h = mix64(np.uint64(seed) ^ _GOLDEN)
     h = mix64(h ^ np.uint64(call))
@@ -136,3 +138,26 @@ def fill_normal(state: np.uint64, out: FloatArray) -> np.uint64:
             out[2 * j + 1] = r * s
     advanced: np.uint64 = state + np.uint64(2 * n_pairs) * _GOLDEN
     return advanced
+
+
+@njit(cache=True, parallel=True)
+def query_keys(labels: FloatArray, offsets: IntArray) -> UIntArray:
+    """Return a 64-bit identity of every query, hashed from its content: its size and labels in row order.
+
+    Labels are hashed at float32 precision, so float64 and float32 copies of the same data (a NumPy
+    array, a LightGBM Dataset, a CatBoost Pool) give the same keys.
+
+    The noise streams are keyed by it rather than by the query's position, so a query draws the same
+    noise wherever it is: in another order of the queries, or in a Dask partition on another worker.
+    Queries with identical labels get identical keys here; :attr:`stochrank.protocol.DatasetInfo.query_keys`
+    tells them apart by their order of appearance.
+    """
+    n_queries = offsets.size - 1
+    out = np.empty(n_queries, dtype=np.uint64)
+    for qi in prange(n_queries):
+        h = mix64(np.uint64(offsets[qi + 1] - offsets[qi]) ^ _GOLDEN)
+        for i in range(offsets[qi], offsets[qi + 1]):
+            # float32 first: the precision boosters store labels in, so every copy of the data agrees
+            h = mix64(h ^ np.uint64(_as_int64(np.float64(np.float32(labels[i])))))
+        out[qi] = h
+    return out

@@ -30,6 +30,7 @@ from .lso import lso_query
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+UIntArray = npt.NDArray[np.uint64]
 BoolArray = npt.NDArray[np.bool_]
 
 KIND_RANKING = 0  # cascade metric, translation invariant (DCG, NDCG, ERR, PFound, MRR)
@@ -82,7 +83,7 @@ def _query_gradient(
     kind: int,
     smoothing: SmoothingParams,
     call: int,
-    qi: int,
+    key: np.uint64,
     out: FloatArray,
     curv: FloatArray,
 ) -> None:
@@ -101,7 +102,7 @@ def _query_gradient(
     newton = curv.size > 0
     if newton:
         curv[:] = 0.0
-    state = stream_state(seed, call, qi, PURPOSE_SMOOTHING)
+    state = stream_state(seed, call, key, PURPOSE_SMOOTHING)
     if kind == KIND_FILTERED:
         # The threshold is one more document: score 0, no noise, no gain, nothing counts below it.
         a_ext = np.zeros(n + 1)
@@ -156,6 +157,7 @@ def smoothed_gradient(
     scores: FloatArray,
     labels: FloatArray,
     offsets: IntArray,
+    keys: UIntArray,
     metric: CascadeArrays,
     smoothing: SmoothingParams,
     call: int,
@@ -165,8 +167,9 @@ def smoothed_gradient(
     """Ascent direction of the smoothed metric for every document (written to ``out``).
 
     ``metric`` is a :class:`CascadeArrays`, ``smoothing`` a :class:`SmoothingParams`; ``call`` selects the
-    noise streams (seed, call, query). ``curv`` (float64[n], or float64[0] for none) receives the positive
-    curvature of Newton leaves (only for KIND_RANKING; see :func:`_query_gradient`).
+    noise streams (seed, call, query key; ``keys`` from :func:`._random.query_keys`). ``curv`` (float64[n],
+    or float64[0] for none) receives the positive curvature of Newton leaves (only for KIND_RANKING; see
+    :func:`_query_gradient`).
     """
     newton = curv.size > 0
     n_queries = offsets.size - 1
@@ -188,7 +191,7 @@ def smoothed_gradient(
             metric.kind,
             smoothing,
             call,
-            qi,
+            keys[qi],
             out[s:e],
             curv[s:e] if newton else curv,
         )
@@ -198,12 +201,12 @@ def smoothed_gradient(
 
 
 @njit(cache=True, parallel=True)
-def langevin_noise(offsets: IntArray, seed: int, call: int) -> FloatArray:
-    """Draw standard normal noise per document for SGLB, from each query's own stream (seed, call, query)."""
+def langevin_noise(offsets: IntArray, keys: UIntArray, seed: int, call: int) -> FloatArray:
+    """Draw standard normal noise per document for SGLB, from each query's own stream (seed, call, key)."""
     n_queries = offsets.size - 1
     out = np.empty(offsets[-1])
     for qi in prange(n_queries):
-        fill_normal(stream_state(seed, call, qi, PURPOSE_LANGEVIN), out[offsets[qi] : offsets[qi + 1]])
+        fill_normal(stream_state(seed, call, keys[qi], PURPOSE_LANGEVIN), out[offsets[qi] : offsets[qi + 1]])
     return out
 
 

@@ -177,7 +177,7 @@ class RankingObjective(ABC, Generic[E]):
         if sglb is not None:
             assert run.learning_rate is not None
             rate = sglb.noise_rate(run.learning_rate)
-            noise = run_parallel(langevin_noise, preds.size, info.offsets, self.seed, call)
+            noise = run_parallel(langevin_noise, preds.size, info.offsets, info.query_keys, self.seed, call)
         else:
             rate, noise = 0.0, ascent  # any array: multiplied by a zero rate
         run_parallel(

@@ -160,7 +160,8 @@ class StochasticRankObjective(RankingObjective[CascadeArrays]):
         curv = np.empty(scores.size) if self.smoothing.hessian == "newton" else UNIT_HESSIAN
         run_parallel(
             smoothed_gradient, scores.size,
-            scores, info.labels, info.offsets, encoding, self.smoothing.kernel_params(), call, out, curv,
+            scores, info.labels, info.offsets, info.query_keys, encoding, self.smoothing.kernel_params(),
+            call, out, curv,
         )  # fmt: skip
         return Ascent(out, curv)
 

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
 
+from .._parallel import run_parallel
+from ..kernels import query_keys
+
 __all__ = ["DatasetInfo"]
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # spreads the copies' keys over the 64-bit range
 
 
 @dataclass(frozen=True)
@@ -33,3 +39,25 @@ class DatasetInfo:
     weights: npt.NDArray[np.float64] | None
     library: str
     learning_rate: float | None = None
+
+    @cached_property
+    def query_keys(self) -> npt.NDArray[np.uint64]:
+        """A 64-bit identity per query from its content (:func:`~stochrank.kernels.query_keys`).
+
+        The objectives' noise streams are keyed by it, so a query's noise does not depend on where in the
+        data it is (row order, Dask partitions). Queries with identical labels are told apart by their
+        order of appearance (the j-th copy's key is offset by j), so each draws its own noise; a query
+        whose copies are split between Dask partitions is the one case where its noise depends on the
+        partitioning.
+        """
+        keys = run_parallel(query_keys, self.labels.size, self.labels, self.offsets)
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        if first.size == keys.size:
+            return keys
+        # occurrence = how many earlier queries share this key: stable rank within each group of equals
+        order = np.argsort(inverse, kind="stable")
+        starts = np.searchsorted(inverse[order], np.arange(first.size))
+        occurrence = np.empty(keys.size, dtype=np.uint64)
+        occurrence[order] = np.arange(keys.size) - np.repeat(starts, np.diff(np.r_[starts, keys.size]))
+        distinct: npt.NDArray[np.uint64] = keys + occurrence * _GOLDEN
+        return distinct
