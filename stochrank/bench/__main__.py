@@ -14,8 +14,10 @@ import os
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import argparse
+import logging
 import shutil
 import sys
+import textwrap
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -39,6 +41,44 @@ PRESETS: dict[str, dict[str, Any]] = {
 }  # fmt: skip
 
 
+def versions() -> str:
+    """Return stochrank's version and those of Python, its core dependencies and the boosters it drives."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    import stochrank
+
+    def installed(package: str) -> str:
+        try:
+            return f"{package} {version(package)}"
+        except PackageNotFoundError:
+            return f"{package} not installed"
+
+    core = ", ".join(installed(p) for p in ("numpy", "numba", "scipy", "scikit-learn"))
+    boosters = ", ".join(installed(p) for p in ("lightgbm", "xgboost", "catboost"))
+    return f"stochrank {stochrank.__version__} (Python {sys.version.split()[0]}; {core})\n{boosters}"
+
+
+def _presets_text() -> str:
+    """Describe every preset's values, for the end of ``--help``."""
+    lines = ["presets (options given explicitly override the preset's values):"]
+    for name, preset in PRESETS.items():
+        methods = preset["methods"] or tuple(METHODS)
+        folds = "all" if preset["folds"] is None else ",".join(map(str, preset["folds"]))
+        lines += [
+            f"  {name}: dataset {preset['dataset']}, folds {folds}, seeds {preset['seeds']}, "
+            f"budget {preset['budget']} configurations per method and fold,",
+            f"    max rounds {preset['max_rounds']}, patience {preset['patience']}, jobs {preset['jobs']};",
+            textwrap.fill(
+                f"methods ({len(methods)}): {', '.join(methods)}",
+                width=100,
+                initial_indent="    ",
+                subsequent_indent="      ",
+                break_on_hyphens=False,
+            ),
+        ]
+    return "\n".join(lines)
+
+
 def _parser() -> argparse.ArgumentParser:
     from stochrank.datasets import DATASETS
 
@@ -47,8 +87,16 @@ def _parser() -> argparse.ArgumentParser:
         description="Compare stochrank objectives with LambdaMART and other rankers on LightGBM, XGBoost and "
         "CatBoost: equal random-search budget, selection on validation, early stopping, several seeds, all "
         "folds.",
+        epilog=_presets_text(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add = parser.add_argument
+    add(
+        "--version",
+        action="version",
+        version=versions(),
+        help="print the versions of stochrank and the boosters",
+    )
     add(
         "--preset",
         choices=tuple(PRESETS),
@@ -179,11 +227,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     protocol, methods, out, args = parse_args(argv)
     from stochrank.datasets import load
 
-    load(
-        protocol.dataset, protocol.folds[0], "test", root=protocol.root
-    )  # a missing dataset fails here, clearly
+    logging.basicConfig(format="%(message)s")  # shows the one-time "compiling Numba kernels" notice
+    logging.getLogger("stochrank").setLevel(logging.INFO)
+
     start = time.perf_counter()
-    outcome = run_protocol(protocol, methods, out / "runs", None if args.no_progress else _tqdm_progress)
+    try:  # a missing dataset is a usage error: the loader's message says where to get it, no traceback
+        load(protocol.dataset, protocol.folds[0], "test", root=protocol.root)
+        outcome = run_protocol(protocol, methods, out / "runs", None if args.no_progress else _tqdm_progress)
+    except FileNotFoundError as exc:
+        print(f"python -m stochrank.bench: error: {exc}", file=sys.stderr)
+        return 2
     summary = summarize(outcome, n_resamples=args.n_resamples)
     paths = write_outputs(summary, out)
     seconds = time.perf_counter() - start

@@ -218,7 +218,7 @@ def native_loss(objective: StochasticRankObjective) -> str:
     ======================  ==========================================================
     stochrank               CatBoost loss-string key
     ======================  ==========================================================
-    ndcg/dcg/err/pfound/mrr ``metric=NDCG/DCG/ERR/PFound/MRR``
+    the constructor         ``metric=NDCG/DCG/ERR/PFound/MRR`` for ndcg/dcg/err/pfound/mrr
     lso(order='score')      ``metric=FilteredDCG``
     k                       ``top`` (omitted for None: the whole list)
     gain 'exp' / 'linear'   ``type=Exp`` / ``type=Base``

@@ -13,7 +13,9 @@ folder layout (``DATASETS[name].layouts``): ``<root>/MQ2007/Fold1/train.txt``,
 ``<root>/ltrc_yahoo/set1.valid.txt``, ``<root>/istella/full/test.txt``, ``<root>/istella-s/sample/train.txt``;
 ``.gz``/``.bz2`` copies are read as well. A missing dataset raises ``FileNotFoundError`` with the path
 looked for and where to obtain it. Files are parsed by ``sklearn.datasets.load_svmlight_file`` and the
-result is cached as ``.npz`` (see :func:`cache_dir`), keyed by each file's path, size and mtime.
+result is cached as ``.npz`` in :func:`cache_dir`, keyed by each file's absolute path, size and mtime; the
+cache is capped at ``$STOCHRANK_CACHE_MAX_MB`` MiB (default 4096) by evicting the least recently used
+entries, and :func:`clear_cache` (``python -m stochrank.datasets clear-cache``) empties it.
 
 Conventions
 -----------
@@ -28,6 +30,7 @@ Conventions
 """
 
 from ._cache import cache_dir
+from ._eviction import DEFAULT_MAX_MB, CacheInfo, cache_info, clear_cache
 from ._normalize import query_level_norm
 from ._registry import DATASETS, DatasetSpec, data_root, load, load_mq2008
 from ._split import RankingSplit, split_queries
@@ -35,9 +38,13 @@ from ._svmlight import load_svmlight_ranking
 
 __all__ = [
     "DATASETS",
+    "DEFAULT_MAX_MB",
+    "CacheInfo",
     "DatasetSpec",
     "RankingSplit",
     "cache_dir",
+    "cache_info",
+    "clear_cache",
     "data_root",
     "load",
     "load_mq2008",

@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ._eviction import evict, mark_used
+
 __all__ = ["cache_dir"]
 
 _CACHE_FORMAT = 1
@@ -62,7 +64,9 @@ def read_cache(store: Path) -> tuple[np.ndarray, ...] | None:
         return None
     try:
         with np.load(store, allow_pickle=False) as arrays:
-            return tuple(arrays[name] for name in ("X", "y", "qid", "group"))
+            parsed = tuple(arrays[name] for name in ("X", "y", "qid", "group"))
+        mark_used(store)
+        return parsed
     except (OSError, ValueError, KeyError, EOFError):  # truncated or foreign file: parse again
         return None
 
@@ -70,7 +74,8 @@ def read_cache(store: Path) -> tuple[np.ndarray, ...] | None:
 def write_cache(store: Path, parsed: tuple[np.ndarray, ...]) -> None:
     """Write a cache entry atomically (temporary file + rename: safe with parallel workers).
 
-    The entries of earlier versions of the same file read the same way are deleted.
+    The entries of earlier versions of the same file read the same way are deleted, then the least
+    recently used entries while the folder exceeds its cap (:func:`._eviction.evict`).
     """
     try:
         store.parent.mkdir(parents=True, exist_ok=True)
@@ -88,6 +93,7 @@ def write_cache(store: Path, parsed: tuple[np.ndarray, ...]) -> None:
         for old in store.parent.glob(f"{_glob_escape(source_prefix)}*.npz"):
             if old != store:
                 old.unlink(missing_ok=True)
+        evict(store.parent, keep=store)
     except OSError as exc:
         warnings.warn(f"stochrank could not write its dataset cache {store} ({exc}); loading without it.",
                       RuntimeWarning, stacklevel=3)  # fmt: skip
