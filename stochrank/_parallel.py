@@ -44,6 +44,7 @@ COMPILE_FAMILIES: dict[str, tuple[str, int]] = {
     "stochrank.metrics._cascade": ("metrics (ERR, pFound, MRR)", 20),
     "stochrank.metrics._precision": ("metrics (MAP, precision)", 20),
     "stochrank.datasets._normalize": ("query-level normalisation", 2),
+    "stochrank.kernels._random": ("query keys", 2),
 }
 _checked: set[Any] = set()  # kernels whose first launch was inspected
 _announced: set[str] = set()  # families already logged
