@@ -26,6 +26,8 @@ from typing import Any, ParamSpec, TypeVar
 import numba
 from numba.np.ufunc import threading_layer as _numba_threading_layer
 
+from ._openmp import quiet_foreign_openmp
+
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
@@ -71,6 +73,7 @@ def run_parallel(kernel: Callable[_P, _R], n_rows: int, *args: _P.args, **kwargs
             return _launch(kernel, *args, **kwargs)
         finally:
             numba.set_num_threads(previous)
+    quiet_foreign_openmp()  # a booster's own OpenMP team must not spin against ours (see _openmp)
     return _launch(kernel, *args, **kwargs)
 
 

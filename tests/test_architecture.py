@@ -20,6 +20,7 @@ LAYERS: dict[str, float] = {
     "kernels": 0,
     # layer 1, itself ordered: checks and the threading guard, then conventions, then the call protocol
     "_validation": 1.0,
+    "_openmp": 0.9,
     "_parallel": 1.0,
     "conventions": 1.1,
     "protocol": 1.2,

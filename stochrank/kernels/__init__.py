@@ -19,6 +19,7 @@ from .stochastic_rank import (
     booster_gradients,
     ideal_dcg,
     langevin_noise,
+    mean_positive,
     smoothed_gradient,
     varying_queries,
 )
@@ -34,6 +35,7 @@ __all__ = [
     "ideal_dcg",
     "langevin_noise",
     "lso_query",
+    "mean_positive",
     "query_keys",
     "smoothed_gradient",
     "softrank_batch",

@@ -211,6 +211,21 @@ def langevin_noise(offsets: IntArray, keys: UIntArray, seed: int, call: int) -> 
 
 
 @njit(cache=True, parallel=True)
+def mean_positive(values: FloatArray, offsets: IntArray) -> float:
+    """Return the mean of the positive entries of ``values`` (1.0 when there are none)."""
+    n_queries = offsets.size - 1
+    sums = np.zeros(n_queries)
+    counts = np.zeros(n_queries)
+    for qi in prange(n_queries):
+        for i in range(offsets[qi], offsets[qi + 1]):
+            if values[i] > 0.0:
+                sums[qi] += values[i]
+                counts[qi] += 1.0
+    count = counts.sum()
+    return sums.sum() / count if count > 0.0 else 1.0
+
+
+@njit(cache=True, parallel=True)
 def booster_gradients(
     ascent: FloatArray,
     curv: FloatArray,
@@ -222,30 +237,42 @@ def booster_gradients(
     inv_scale: float,
     grad: FloatArray,
     hess: FloatArray,
-) -> None:
-    r"""Minimisation gradient and Hessian for a booster.
+) -> float:
+    r"""Write the minimisation gradient and Hessian for a booster; return the largest \|value\| written.
 
     Unit Hessian (``curv`` empty): ``grad = -(w_q g + c \sqrt{w_q} \xi) \cdot inv\_scale``, ``hess = w_q``,
     with Langevin noise :math:`c\,\xi` (its variance grows with the weight, as the preconditioner does;
     ``langevin_rate = 0`` for none) and ``inv_scale`` the SGLB rescaling 1/C_t. Newton leaves:
     ``hess = w_q \kappa h`` and ``grad = -w_q \kappa g`` with h the curvature and :math:`\kappa` the
-    normalisation that makes the mean Hessian 1 per document (it cancels in every leaf without L2).
+    normalisation that makes the mean Hessian 1 per document (it cancels in every leaf without L2). The
+    returned peak (NaN if any value is NaN) lets the caller refuse values float32 cannot hold.
     """
     newton = curv.size > 0
     n_queries = offsets.size - 1
+    peaks = np.zeros(n_queries)
     for qi in prange(n_queries):
         w = query_weight[qi]
+        peak = 0.0
+        bad = 0.0  # g * 0 is NaN exactly when g is NaN or infinite
         if newton:
             wk = w * kappa
             for i in range(offsets[qi], offsets[qi + 1]):
                 h = wk * curv[i]
-                grad[i] = -(wk * ascent[i] + langevin_rate * np.sqrt(h) * noise[i]) * inv_scale
+                g = -(wk * ascent[i] + langevin_rate * np.sqrt(h) * noise[i]) * inv_scale
+                grad[i] = g
                 hess[i] = h
+                peak = max(peak, max(abs(g), h))
+                bad += g * 0.0
         else:
             c = langevin_rate * np.sqrt(w)
             for i in range(offsets[qi], offsets[qi + 1]):
-                grad[i] = -(w * ascent[i] + c * noise[i]) * inv_scale
+                g = -(w * ascent[i] + c * noise[i]) * inv_scale
+                grad[i] = g
                 hess[i] = w
+                peak = max(peak, abs(g))
+                bad += g * 0.0
+        peaks[qi] = max(peak, w) + bad
+    return peaks.max() if n_queries > 0 else 0.0
 
 
 @njit(cache=True, parallel=True)

@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._parallel import run_parallel
-from ..kernels import booster_gradients, langevin_noise
+from ..kernels import booster_gradients, langevin_noise, mean_positive
 from ..protocol import BoosterCall, DatasetCache, DatasetInfo
 from ._run import DatasetRuns, TrainingRun
 from .sglb import SGLB
@@ -169,8 +169,9 @@ class RankingObjective(ABC, Generic[E]):
         ascent, curvature = self._ascent(preds * scale if scale != 1.0 else preds, info, run.encoding, call)
         # Newton leaves: the Hessian's scale is set so that its mean over documents with curvature is 1,
         # which keeps min_sum_hessian_in_leaf / min_child_weight / lambda in per-document units.
-        positive = curvature[curvature > 0.0] if curvature.size else curvature
-        kappa = 1.0 / float(positive.mean()) if positive.size else 1.0
+        kappa = (
+            1.0 / run_parallel(mean_positive, preds.size, curvature, info.offsets) if curvature.size else 1.0
+        )
         weights = info.weights if info.weights is not None else np.ones(info.offsets.size - 1)
         grad = np.empty(preds.size)
         hess = np.empty(preds.size)
@@ -180,7 +181,7 @@ class RankingObjective(ABC, Generic[E]):
             noise = run_parallel(langevin_noise, preds.size, info.offsets, info.query_keys, self.seed, call)
         else:
             rate, noise = 0.0, ascent  # any array: multiplied by a zero rate
-        run_parallel(
+        peak = run_parallel(
             booster_gradients,
             preds.size,
             ascent,
@@ -195,22 +196,13 @@ class RankingObjective(ABC, Generic[E]):
             hess,
         )
         run.call = call + 1
-        self._check_float32(grad, "gradient")
-        self._check_float32(hess, "Hessian")
-        return grad, hess
-
-    def _check_float32(self, values: FloatArray, what: str) -> None:
-        """Boosters take gradients and Hessians as float32: refuse values that would overflow to inf there.
-
-        (Inside ``[1e-6, 1e6]`` for sigma that takes extreme query weights or an SGLB scale far below 1.)
-        """
-        peak = max(float(values.max(initial=0.0)), -float(values.min(initial=0.0)))
-        if not peak < _FLOAT32_MAX:  # also NaN
+        if not peak < _FLOAT32_MAX:  # also NaN and inf
             raise ValueError(
-                f"{self!r} produced a {what} of {peak:.3g}, which overflows float32 (max 3.4e38), the type "
-                "LightGBM and XGBoost take gradients in: the model would silently stop learning. Scale the "
-                "query weights down (only their ratios matter) or use a larger sigma."
+                f"{self!r} produced a gradient or Hessian of {peak:.3g}, which overflows float32 (max "
+                "3.4e38), the type LightGBM and XGBoost take gradients in: the model would silently stop "
+                "learning. Scale the query weights down (only their ratios matter) or use a larger sigma."
             )
+        return grad, hess
 
     def _sglb_learning_rate(self, info: DatasetInfo) -> float | None:
         sglb = self.sglb

@@ -1,0 +1,70 @@
+"""Quiet other OpenMP runtimes before a parallel kernel, so their spinning threads leave the cores to it.
+
+After each parallel region, GNU OpenMP keeps its worker threads busy-waiting for the next one (up to
+``GOMP_SPINCOUNT`` spins, milliseconds on current CPUs) unless ``OMP_WAIT_POLICY=PASSIVE`` was set before
+the runtime started. LightGBM shares the system ``libgomp.so.1`` with Numba's ``omp`` threading layer, so
+its idle workers are the very threads that run our kernels. XGBoost (and scikit-learn) ship their own
+copy, ``libgomp-<hash>.so``: its workers spin on every core while our kernel runs, which made a 1.4 ms
+gradient take 3–5× longer inside ``xgb.train`` at 16 threads (benchmarks/RESULTS.md).
+
+The wait policy cannot be changed once a runtime has started, but OpenMP 5.0's
+``omp_pause_resource_all(omp_pause_soft)`` releases a runtime's thread pool: the spinning threads exit and
+the library creates a new team at its next parallel region (tens of microseconds per thread). Before a
+parallel launch we pause every *vendored* libgomp copy loaded in the process; the system copy, which
+Numba itself uses, is never paused. Linux only (it reads ``/proc/self/maps``); elsewhere nothing happens.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+import threading
+from collections.abc import Callable
+
+__all__ = ["quiet_foreign_openmp"]
+
+_OMP_PAUSE_SOFT = 1  # omp_pause_resource_t: omp_pause_soft
+_MAPS = "/proc/self/maps"
+
+_lock = threading.Lock()
+_pauses: dict[str, Callable[[int], int]] = {}
+_scanned_modules = -1  # len(sys.modules) at the last scan: rescan only when new libraries may have loaded
+
+
+def _vendored_libgomp_paths() -> set[str]:
+    """Paths of the libgomp copies loaded in this process other than the system's ``libgomp.so.1``."""
+    paths = set()
+    with open(_MAPS) as maps:
+        for line in maps:
+            path = line.rsplit(None, 1)[-1]
+            name = os.path.basename(path)
+            if name.startswith("libgomp") and not name.startswith("libgomp.so"):
+                paths.add(path)
+    return paths
+
+
+def _pause_functions() -> list[Callable[[int], int]]:
+    global _scanned_modules
+    if len(sys.modules) != _scanned_modules and os.path.exists(_MAPS):
+        with _lock:
+            _scanned_modules = len(sys.modules)
+            for path in _vendored_libgomp_paths() - _pauses.keys():
+                try:
+                    function = ctypes.CDLL(path).omp_pause_resource_all
+                except (OSError, AttributeError):  # an OpenMP older than 5.0: nothing to call
+                    continue
+                function.argtypes = [ctypes.c_int]
+                function.restype = ctypes.c_int
+                _pauses[path] = function
+    return list(_pauses.values())
+
+
+def quiet_foreign_openmp() -> None:
+    """Release the thread pools of the vendored OpenMP runtimes loaded in this process (see module docs).
+
+    Safe to call at any time from the thread that drives the booster: a runtime refuses (returns
+    non-zero) while one of its parallel regions is active, and re-creates its team when next needed.
+    """
+    for pause in _pause_functions():
+        pause(_OMP_PAUSE_SOFT)
