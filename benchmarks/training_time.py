@@ -9,6 +9,8 @@ Each configuration (library, threads, environment) runs in a fresh worker subpro
 environment variables such as ``OMP_WAIT_POLICY=PASSIVE`` apply before any OpenMP pool starts; with
 more than one thread both libraries run with and without it (XGBoost's bundled libgomp busy-waits and
 competes with Numba's threads; on a shared machine any spinning team competes with other tenants). The
+stochrank quiets the other OpenMP runtime around its kernels (``stochrank._openmp``); with XGBoost at more
+than one thread a third worker runs with that switched off, to measure what it buys. The
 parent runs the workers round-robin (``--runs`` rounds × every configuration). Inside a worker the
 three boosters train side by side, iterations interleaved round-robin (``Booster.update`` called in
 turn, as ``lgb.train`` / ``xgb.train`` call it, each call timed), so load bursts on a shared machine hit
@@ -58,12 +60,18 @@ class Config:
     iterations: int
     num_leaves: int
     seed: int
+    quiet: bool = True  # stochrank's OpenMP quieting (stochrank._openmp) on
+
+    @property
+    def env(self) -> str:
+        """The environment column: wait policy, and whether the quieting was switched off."""
+        policy = f"OMP_WAIT_POLICY={self.wait_policy}" if self.wait_policy else "default"
+        return policy if self.quiet else f"{policy}, quieting off"
 
     @property
     def label(self) -> str:
         """Human-readable name for progress lines."""
-        policy = f"OMP_WAIT_POLICY={self.wait_policy}" if self.wait_policy else "default env"
-        return f"{self.library}, {self.threads} thread(s), {policy}"
+        return f"{self.library}, {self.threads} thread(s), {self.env}"
 
 
 class TimedObjective:
@@ -162,7 +170,11 @@ def run_worker(cfg: Config) -> dict:
     import numba
 
     import stochrank
+    import stochrank.objectives._base
 
+    if not cfg.quiet:
+        stochrank._parallel.quiet_foreign_openmp = lambda: None
+        stochrank.objectives._base.release_kernel_threads = lambda n_rows: None
     numba.set_num_threads(cfg.threads)
     X, labels, sizes = _data(cfg)
     timed = TimedObjective(stochrank.ndcg(k=10))
@@ -197,12 +209,13 @@ def launch(cfg: Config) -> dict:
 
 # ---------------------------------------------------------------------------------- summary
 def per_run_medians(results: list[dict], warmup: int) -> dict[tuple, dict[int, dict[str, dict[str, float]]]]:
-    """``{(library, threads, policy): {round: {objective: {"iter": ms, "objective": ms}}}}``: each run's
-    median iteration (and stochrank's median objective call) after ``warmup`` iterations."""
+    """``{(library, threads, policy, quiet): {round: {objective: {"iter": ms, "objective": ms}}}}``:
+    each run's median iteration (and stochrank's median objective call) after ``warmup`` iterations."""
     out: dict[tuple, dict[int, dict[str, dict[str, float]]]] = {}
     for res in results:
         c = res["config"]
-        per = out.setdefault((c["library"], c["threads"], c["wait_policy"]), {}).setdefault(res["round"], {})
+        key = (c["library"], c["threads"], c["wait_policy"], c["quiet"])
+        per = out.setdefault(key, {}).setdefault(res["round"], {})
         for name, t in res["times"].items():
             per[name] = {"iter": median(t[warmup:]) * 1e3}
         per["stochrank"]["objective"] = median(res["objective"][warmup:]) * 1e3
@@ -220,10 +233,10 @@ def tables(runs, rows: int, queries: int, cfg: Config, warmup: int) -> str:
     Times are medians over runs; every ratio is the median of per-run ratios, each taken between
     runs made side by side (same worker process for objectives, same round for wait policies).
     """
-    order = sorted(runs, key=lambda k: (k[0], k[1], k[2] or ""))
+    order = sorted(runs, key=lambda k: (k[0], k[1], k[2] or "", not k[3]))
     main_rows, verdicts = [], []
     for key in order:
-        lib, threads, policy = key
+        lib, threads, policy, quiet = key
         per = runs[key]
         ms = {name: _over_runs(per, lambda r, name=name: r[name]["iter"]) for name in OBJECTIVES}
         obj = _over_runs(per, lambda r: r["stochrank"]["objective"])
@@ -231,6 +244,7 @@ def tables(runs, rows: int, queries: int, cfg: Config, warmup: int) -> str:
         ratio_r = _over_runs(per, lambda r: r["stochrank"]["iter"] / r["ranking"]["iter"])
         ratio_l2 = _over_runs(per, lambda r: r["stochrank"]["iter"] / r["l2"]["iter"])
         env = f"OMP_WAIT_POLICY={policy}" if policy else "default"
+        env = env if quiet else f"{env}, quieting off"
         main_rows.append(
             [
                 lib,
@@ -265,36 +279,8 @@ def tables(runs, rows: int, queries: int, cfg: Config, warmup: int) -> str:
     ]
     main = markdown_table(headers, main_rows, "lrl" + "r" * 7)
 
-    wait_rows = []
-    for lib, threads, policy in order:
-        if policy is None or (lib, threads, None) not in runs:
-            continue
-        default, passive = runs[(lib, threads, None)], runs[(lib, threads, policy)]
-        paired = [r for r in default if r in passive]
-        for name in OBJECTIVES:
-            d = median([default[r][name]["iter"] for r in paired])
-            p = median([passive[r][name]["iter"] for r in paired])
-            ratio = median([default[r][name]["iter"] / passive[r][name]["iter"] for r in paired])
-            label = "stochrank ndcg@10" if name == "stochrank" else BUILTIN_NAMES[lib][name]
-            calls = [
-                fmt(median([side[r][name]["objective"] for r in paired])) if name == "stochrank" else "–"
-                for side in (default, passive)
-            ]
-            wait_rows.append([lib, str(threads), label, fmt(d), fmt(p), fmt(ratio), *calls])
-    wait = markdown_table(
-        [
-            "library",
-            "threads",
-            "objective",
-            "default ms/iter",
-            "PASSIVE ms/iter",
-            "default ÷ PASSIVE",
-            "default objective call ms",
-            "PASSIVE objective call ms",
-        ],
-        wait_rows,
-        "lrl" + "r" * 5,
-    )
+    wait = _paired_table(runs, order, ("default", "PASSIVE"), lambda k: (k[0], k[1], "PASSIVE", True))
+    quieting = _paired_table(runs, order, ("quieting on", "off"), lambda k: (k[0], k[1], None, False))
     n_runs = min(len(per) for per in runs.values())
     return "\n".join(
         [
@@ -326,29 +312,56 @@ def tables(runs, rows: int, queries: int, cfg: Config, warmup: int) -> str:
             ),
             "",
             wait,
+            "",
+            (
+                "With and without stochrank's OpenMP quieting (XGBoost only: LightGBM's workers are Numba's "
+                "own threads; same rounds, default environment):"
+            ),
+            "",
+            quieting,
         ]
     )
 
 
+def _paired_table(runs, order, names: tuple[str, str], partner) -> str:
+    """Default-environment runs (quieting on) against ``partner(key)``'s runs, round by round."""
+    rows = []
+    for key in order:
+        lib, threads, policy, quiet = key
+        if policy is not None or not quiet or partner(key) not in runs:
+            continue
+        first, second = runs[key], runs[partner(key)]
+        paired = [r for r in first if r in second]
+        for name in OBJECTIVES:
+            a = median([first[r][name]["iter"] for r in paired])
+            b = median([second[r][name]["iter"] for r in paired])
+            ratio = median([first[r][name]["iter"] / second[r][name]["iter"] for r in paired])
+            label = "stochrank ndcg@10" if name == "stochrank" else BUILTIN_NAMES[lib][name]
+            calls = [
+                fmt(median([side[r][name]["objective"] for r in paired])) if name == "stochrank" else "–"
+                for side in (first, second)
+            ]
+            rows.append([lib, str(threads), label, fmt(a), fmt(b), fmt(ratio), *calls])
+    a, b = names
+    headers = ["library", "threads", "objective", f"{a} ms/iter", f"{b} ms/iter", f"{a} ÷ {b}"]
+    headers += [f"{a} objective call ms", f"{b} objective call ms"]
+    return markdown_table(headers, rows, "lrl" + "r" * 5)
+
+
 def configurations(args) -> list[Config]:
     """Both libraries at every thread count with the default environment, plus
-    ``OMP_WAIT_POLICY=PASSIVE`` wherever an OpenMP team exists (more than one thread)."""
+    ``OMP_WAIT_POLICY=PASSIVE`` wherever an OpenMP team exists (more than one thread), plus XGBoost
+    with stochrank's OpenMP quieting switched off there."""
     out = []
+    workload = (args.rows, args.features, args.iterations, args.num_leaves, args.seed)
     for library in ("lightgbm", "xgboost"):
         for threads in args.threads:
-            for policy in [None, "PASSIVE"] if threads > 1 else [None]:
-                out.append(
-                    Config(
-                        library,
-                        threads,
-                        policy,
-                        args.rows,
-                        args.features,
-                        args.iterations,
-                        args.num_leaves,
-                        args.seed,
-                    )
-                )
+            variants = [(None, True)]
+            if threads > 1:
+                variants.append(("PASSIVE", True))
+                if library == "xgboost":
+                    variants.append((None, False))
+            out += [Config(library, threads, policy, *workload, quiet=quiet) for policy, quiet in variants]
     return out
 
 

@@ -10,8 +10,14 @@ gradient take 3–5× longer inside ``xgb.train`` at 16 threads (benchmarks/RESU
 The wait policy cannot be changed once a runtime has started, but OpenMP 5.0's
 ``omp_pause_resource_all(omp_pause_soft)`` releases a runtime's thread pool: the spinning threads exit and
 the library creates a new team at its next parallel region (tens of microseconds per thread). Before a
-parallel launch we pause every *vendored* libgomp copy loaded in the process; the system copy, which
-Numba itself uses, is never paused. Linux only (it reads ``/proc/self/maps``); elsewhere nothing happens.
+parallel launch we pause every *vendored* libgomp copy loaded in the process.
+
+The same holds the other way round: after our kernel, Numba's ``omp`` workers (the system ``libgomp.so.1``)
+spin while XGBoost or CatBoost build the next tree on their own threads. :func:`quiet_system_openmp`
+releases them after an objective call for those boosters; never for LightGBM, whose own workers they are.
+A pause frees only the pool of the calling thread (libgomp keeps one per thread that opens parallel
+regions), so runs in other threads are untouched. Linux only (it reads ``/proc/self/maps``); elsewhere
+nothing happens.
 """
 
 from __future__ import annotations
@@ -22,34 +28,38 @@ import sys
 import threading
 from collections.abc import Callable
 
-__all__ = ["quiet_foreign_openmp"]
+__all__ = ["quiet_foreign_openmp", "quiet_system_openmp"]
 
 _OMP_PAUSE_SOFT = 1  # omp_pause_resource_t: omp_pause_soft
 _MAPS = "/proc/self/maps"
 
 _lock = threading.Lock()
-_pauses: dict[str, Callable[[int], int]] = {}
+_pauses: dict[str, Callable[[int], int]] = {}  # libgomp path -> its omp_pause_resource_all
 _scanned_modules = -1  # len(sys.modules) at the last scan: rescan only when new libraries may have loaded
+
+
+def _is_system(path: str) -> bool:
+    return os.path.basename(path).startswith("libgomp.so")
+
+
+def _libgomp_paths() -> set[str]:
+    """Paths of the libgomp copies loaded in this process (the system's and vendored ``libgomp-<hash>``)."""
+    with open(_MAPS) as maps:
+        paths = {line.rsplit(None, 1)[-1] for line in maps}
+    return {path for path in paths if os.path.basename(path).startswith("libgomp")}
 
 
 def _vendored_libgomp_paths() -> set[str]:
     """Paths of the libgomp copies loaded in this process other than the system's ``libgomp.so.1``."""
-    paths = set()
-    with open(_MAPS) as maps:
-        for line in maps:
-            path = line.rsplit(None, 1)[-1]
-            name = os.path.basename(path)
-            if name.startswith("libgomp") and not name.startswith("libgomp.so"):
-                paths.add(path)
-    return paths
+    return {path for path in _libgomp_paths() if not _is_system(path)}
 
 
-def _pause_functions() -> list[Callable[[int], int]]:
+def _pause_functions() -> dict[str, Callable[[int], int]]:
     global _scanned_modules
     if len(sys.modules) != _scanned_modules and os.path.exists(_MAPS):
         with _lock:
             _scanned_modules = len(sys.modules)
-            for path in _vendored_libgomp_paths() - _pauses.keys():
+            for path in _libgomp_paths() - _pauses.keys():
                 try:
                     function = ctypes.CDLL(path).omp_pause_resource_all
                 except (OSError, AttributeError):  # an OpenMP older than 5.0: nothing to call
@@ -57,14 +67,22 @@ def _pause_functions() -> list[Callable[[int], int]]:
                 function.argtypes = [ctypes.c_int]
                 function.restype = ctypes.c_int
                 _pauses[path] = function
-    return list(_pauses.values())
+    return dict(_pauses)
 
 
 def quiet_foreign_openmp() -> None:
-    """Release the thread pools of the vendored OpenMP runtimes loaded in this process (see module docs).
+    """Release the calling thread's pools in the vendored OpenMP runtimes of this process (see module docs).
 
     Safe to call at any time from the thread that drives the booster: a runtime refuses (returns
     non-zero) while one of its parallel regions is active, and re-creates its team when next needed.
     """
-    for pause in _pause_functions():
-        pause(_OMP_PAUSE_SOFT)
+    for path, pause in _pause_functions().items():
+        if not _is_system(path):
+            pause(_OMP_PAUSE_SOFT)
+
+
+def quiet_system_openmp() -> None:
+    """Release the calling thread's pool in the system ``libgomp.so.1``: Numba's ``omp`` workers."""
+    for path, pause in _pause_functions().items():
+        if _is_system(path):
+            pause(_OMP_PAUSE_SOFT)

@@ -26,7 +26,7 @@ from typing import Any, ParamSpec, TypeVar
 import numba
 from numba.np.ufunc import threading_layer as _numba_threading_layer
 
-from ._openmp import quiet_foreign_openmp
+from ._openmp import quiet_foreign_openmp, quiet_system_openmp
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -75,6 +75,16 @@ def run_parallel(kernel: Callable[_P, _R], n_rows: int, *args: _P.args, **kwargs
             numba.set_num_threads(previous)
     quiet_foreign_openmp()  # a booster's own OpenMP team must not spin against ours (see _openmp)
     return _launch(kernel, *args, **kwargs)
+
+
+def release_kernel_threads(n_rows: int) -> None:
+    """Stop Numba's idle ``omp`` workers spinning once a booster with its own threads takes the cores back.
+
+    Call after an objective call for XGBoost or CatBoost (never LightGBM: its workers are these threads);
+    the next parallel launch re-creates them.
+    """
+    if n_rows >= PARALLEL_MIN_ROWS and threading_layer() == "omp":
+        quiet_system_openmp()
 
 
 def _launch(kernel: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs) -> _R:

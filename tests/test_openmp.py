@@ -1,6 +1,7 @@
-"""Quieting XGBoost's vendored OpenMP runtime before our parallel kernels (stochrank._openmp).
+"""Quieting the other OpenMP team around our parallel kernels (stochrank._openmp).
 
-The release must actually end the booster's spinning worker threads, and must not change any model.
+Before a kernel XGBoost's vendored runtime is released, after an XGBoost/CatBoost call Numba's own
+workers; each release must actually end spinning worker threads, and must not change any model.
 """
 
 from __future__ import annotations
@@ -9,12 +10,15 @@ import os
 import sys
 import time
 
+import lightgbm as lgb
+import numba
 import numpy as np
 import pytest
 import xgboost as xgb
 
 import stochrank
-from stochrank import _openmp
+import stochrank.objectives._base
+from stochrank import _openmp, _parallel
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/maps")
 
@@ -50,5 +54,38 @@ def test_models_are_the_same_with_and_without_quieting(monkeypatch):
     quiet = xgb.train(params, d, 5, obj=stochrank.ndcg(k=5)).predict(d, output_margin=True)
     monkeypatch.setattr(_openmp, "quiet_foreign_openmp", lambda: None)
     monkeypatch.setattr(stochrank._parallel, "quiet_foreign_openmp", lambda: None)
+    monkeypatch.setattr(stochrank.objectives._base, "release_kernel_threads", lambda n_rows: None)
     plain = xgb.train(params, d, 5, obj=stochrank.ndcg(k=5)).predict(d, output_margin=True)
     np.testing.assert_array_equal(quiet, plain)
+
+
+def _wait_for(predicate) -> bool:
+    for _ in range(200):  # released workers exit asynchronously
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return predicate()
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs an OpenMP team of at least 2")
+def test_releasing_numbas_own_workers_ends_them():
+    numba.set_num_threads(2)
+    stochrank.metrics.ndcg(np.zeros(30_000), np.ones(30_000), [100] * 300, k=5)  # a parallel launch
+    if _parallel.threading_layer() != "omp":
+        pytest.skip("Numba runs another threading layer")
+    before = _threads()
+    _parallel.release_kernel_threads(30_000)
+    assert _wait_for(lambda: _threads() <= before - 1), (before, _threads())
+
+
+@pytest.mark.parametrize(("library", "released"), [("xgboost", True), ("lightgbm", False)])
+def test_only_calls_from_boosters_with_their_own_threads_release_numbas(monkeypatch, library, released):
+    calls: list[int] = []
+    monkeypatch.setattr(stochrank.objectives._base, "release_kernel_threads", calls.append)
+    rng = np.random.default_rng(2)
+    y, sizes = rng.integers(0, 3, 400).astype(float), [40] * 10
+    data = xgb.DMatrix(np.zeros((400, 1)), y, group=sizes) if library == "xgboost" else None
+    if data is None:
+        data = lgb.Dataset(np.zeros((400, 1)), y, group=sizes).construct()
+    stochrank.ndcg(k=5)(np.zeros(400), data)
+    assert calls == ([400] if released else [])

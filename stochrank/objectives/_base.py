@@ -28,7 +28,7 @@ from typing import Any, Generic, NamedTuple, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from .._parallel import run_parallel
+from .._parallel import release_kernel_threads, run_parallel
 from ..kernels import booster_gradients, langevin_noise, mean_positive
 from ..protocol import BoosterCall, DatasetCache, DatasetInfo
 from ._run import DatasetRuns, TrainingRun
@@ -196,6 +196,8 @@ class RankingObjective(ABC, Generic[E]):
             hess,
         )
         run.call = call + 1
+        if not info.library.startswith("lightgbm"):  # LightGBM's OpenMP workers are Numba's own
+            release_kernel_threads(preds.size)
         if not peak < _FLOAT32_MAX:  # also NaN and inf
             raise ValueError(
                 f"{self!r} produced a gradient or Hessian of {peak:.3g}, which overflows float32 (max "
