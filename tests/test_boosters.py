@@ -71,6 +71,18 @@ def test_same_object_trains_the_same_model_twice_lightgbm_and_xgboost():
     assert not np.array_equal(b1.predict(dtrain), other.predict(dtrain))
 
 
+def test_a_run_from_a_base_margin_restarts_when_trained_again():
+    # The start of a non-constant base_margin is kept element by element (a constant one as one number).
+    X, y, _, qid = make_queries()
+    margin = np.random.default_rng(3).normal(size=y.size)
+    dtrain = xgb.DMatrix(X, y, qid=qid, base_margin=margin)
+    obj = stochrank.ndcg(k=5, sglb=stochrank.SGLB(temperature=100.0, learning_rate=0.3))
+    params = {"eta": 0.3, "max_depth": 3, "nthread": 1}
+    b1 = xgb.train(params, dtrain, 8, obj=obj)
+    b2 = xgb.train(params, dtrain, 8, obj=obj)
+    np.testing.assert_array_equal(b1.predict(dtrain), b2.predict(dtrain))
+
+
 def test_scores_that_never_move_do_not_restart_the_noise():
     X, y, sizes, _ = make_queries(n_queries=10)
     obj = stochrank.ndcg(k=5, hessian="unit")  # booster gradient = -ascent: compared below

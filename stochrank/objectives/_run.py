@@ -12,13 +12,39 @@ import numpy.typing as npt
 
 from .sglb import SGLB
 
-__all__ = ["DatasetRuns", "TrainingRun"]
+__all__ = ["DatasetRuns", "StartScores", "TrainingRun"]
 
 E = TypeVar("E")
 
 # Below this SGLB scale the booster's unshrunk model (and the gradients handed to it, divided by the
 # scale) would leave float32, which both boosters use for gradients and XGBoost for margins.
 MIN_SGLB_SCALE = 1e-25
+
+
+@dataclass(frozen=True)
+class StartScores:
+    """The scores of a run's first call, kept as one number when they are constant.
+
+    Boosters start from a constant (XGBoost's base_score, LightGBM's boost_from_average or zero), so the
+    usual snapshot costs nothing per document; scores from an init_score / base_margin are copied.
+    """
+
+    size: int
+    value: float
+    scores: npt.NDArray[np.float64] | None  # None: every score equals ``value``
+
+    @classmethod
+    def of(cls, preds: npt.NDArray[np.float64]) -> StartScores:
+        """Snapshot ``preds``."""
+        if preds.size == 0 or (preds == preds[0]).all():
+            return cls(preds.size, float(preds[0]) if preds.size else 0.0, None)
+        return cls(preds.size, 0.0, preds.copy())
+
+    def matches(self, preds: npt.NDArray[np.float64]) -> bool:
+        """Whether ``preds`` equal the snapshot element by element."""
+        if self.scores is not None:
+            return np.array_equal(preds, self.scores)
+        return preds.size == self.size and bool((preds == self.value).all())
 
 
 @dataclass
@@ -35,7 +61,7 @@ class TrainingRun(Generic[E]):
         0-based index of the next call in the current run; selects the noise streams.
     scale : float
         SGLB's shrinkage C_t: the booster holds F / C_t.
-    first_preds : float64 array or None
+    first_preds : StartScores or None
         The scores of the run's first call.
     moved : bool
         Whether the scores have left ``first_preds`` since.
@@ -45,7 +71,7 @@ class TrainingRun(Generic[E]):
     learning_rate: float | None
     call: int = 0
     scale: float = 1.0
-    first_preds: npt.NDArray[np.float64] | None = None
+    first_preds: StartScores | None = None
     moved: bool = False
 
     def begin_call(self, preds: npt.NDArray[np.float64], sglb: SGLB | None) -> None:
@@ -56,9 +82,9 @@ class TrainingRun(Generic[E]):
         training twice gives the same model. Scores that never moved (trees without splits) are the same
         run going on. With SGLB, the shrinkage of this call is applied to ``scale``.
         """
-        at_start = self.first_preds is not None and np.array_equal(preds, self.first_preds)
+        at_start = self.first_preds is not None and self.first_preds.matches(preds)
         if self.first_preds is None or (at_start and self.moved):
-            self.first_preds = preds.copy()
+            self.first_preds = StartScores.of(preds)
             self.call = 0
             self.scale = 1.0
             at_start = True
