@@ -38,14 +38,18 @@ KIND_FILTERED = 1  # cascade metric below a noise-free threshold document at 0 (
 KIND_LSO = 2  # DCG-RR: rows in display order, shown when score > 0
 
 
+NO_CASCADE = np.ones(0)  # CascadeArrays.cont when every continuation factor is 1
+
+
 class CascadeArrays(NamedTuple):
     """A dataset's metric in the form the kernels read (fixed for a training set).
 
     ``gain``, ``cont``: float64[n], the per-document gain g and continuation c of the cascade (see
-    :mod:`.ccs`); ``query_scale``: float64[n_queries], multiplies each query's metric (1/IDCG for NDCG);
-    ``active``: bool[n_queries], False for queries whose metric cannot change (they get exactly zero);
-    ``pos_weight``: float64[>= longest query + 2], weight of each 0-based position, zero from ``k`` on;
-    ``k``: the cut-off (-1: the whole list); ``kind``: KIND_RANKING, KIND_FILTERED or KIND_LSO.
+    :mod:`.ccs`), ``cont`` :data:`NO_CASCADE` when every c is 1 (the DCG family); ``query_scale``:
+    float64[n_queries], multiplies each query's metric (1/IDCG for NDCG); ``active``: bool[n_queries],
+    False for queries whose metric cannot change (they get exactly zero); ``pos_weight``:
+    float64[>= longest query + 2], weight of each 0-based position, zero from ``k`` on; ``k``: the cut-off
+    (-1: the whole list); ``kind``: KIND_RANKING, KIND_FILTERED or KIND_LSO.
     """
 
     gain: np.ndarray
@@ -185,7 +189,7 @@ def smoothed_gradient(
             scores[s:e],
             labels[s:e],
             metric.gain[s:e],
-            metric.cont[s:e],
+            metric.cont[s:e] if metric.cont.size else np.ones(e - s),
             metric.pos_weight,
             metric.k,
             metric.kind,
