@@ -348,6 +348,25 @@ def test_corrupt_cache_file_is_parsed_again(tmp_path: Path) -> None:
     np.testing.assert_array_equal(again.X, first.X)
 
 
+@pytest.mark.parametrize("damage", ["truncate", "flip"])
+def test_truncated_or_damaged_cache_zip_is_parsed_again(tmp_path: Path, damage: str) -> None:
+    """A half-written or bit-flipped .npz is a zip file that zipfile refuses (BadZipFile): parse again."""
+    source = MQ2008_DIR / "Fold1" / "vali.txt.gz"
+    cache = tmp_path / "cache"
+    first = load_svmlight_ranking(source, 46, cache=cache)
+    (entry,) = cache.glob("*.npz")
+    blob = bytearray(entry.read_bytes())
+    if damage == "truncate":
+        blob = blob[: len(blob) // 2]
+    else:  # inside the stored X array: zipfile's CRC check fails on reading it
+        blob[len(blob) // 3] ^= 0xFF
+    entry.write_bytes(bytes(blob))
+    for _ in range(2):  # the damaged entry is replaced, so the second load is a clean hit
+        again = load_svmlight_ranking(source, 46, cache=cache)
+        for attr in ("X", "y", "qid", "group"):
+            np.testing.assert_array_equal(getattr(again, attr), getattr(first, attr))
+
+
 # ------------------------------------------------------------------------------------ bad files
 def test_missing_qid_names_the_line(tmp_path: Path) -> None:
     path = write(tmp_path / "f.txt", "# header\n1 qid:1 1:0.5\n0 qid:1 1:0.1\n2 1:0.3\n")

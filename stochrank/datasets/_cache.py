@@ -7,6 +7,8 @@ import os
 import re
 import tempfile
 import warnings
+import zipfile
+import zlib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -59,16 +61,30 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+# What a damaged entry raises: np.load's OSError/ValueError (not an .npz), zipfile's BadZipFile (a
+# truncated zip, or a CRC mismatch on reading a member), KeyError (a foreign .npz), EOFError and zlib.error.
+_DAMAGED = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error)
+
+
 def read_cache(store: Path) -> tuple[np.ndarray, ...] | None:
+    """Return the arrays ``(X, y, qid, group)`` of a cache entry, or None if it is absent or damaged.
+
+    A damaged entry (truncated, bit-flipped, foreign) reads as a miss: the caller parses the file again
+    and overwrites it.
+    """
     if not store.is_file():
         return None
     try:
         with np.load(store, allow_pickle=False) as arrays:
-            parsed = tuple(arrays[name] for name in ("X", "y", "qid", "group"))
-        mark_used(store)
-        return parsed
-    except (OSError, ValueError, KeyError, EOFError):  # truncated or foreign file: parse again
+            X, y, qid, group = (arrays[name] for name in ("X", "y", "qid", "group"))
+    except _DAMAGED:
         return None
+    n_rows = X.shape[0] if X.ndim == 2 else -1
+    consistent = y.shape == qid.shape == (n_rows,) and group.ndim == 1 and group.sum() == n_rows
+    if not consistent:
+        return None
+    mark_used(store)
+    return X, y, qid, group
 
 
 def write_cache(store: Path, parsed: tuple[np.ndarray, ...]) -> None:
