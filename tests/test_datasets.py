@@ -348,6 +348,40 @@ def test_corrupt_cache_file_is_parsed_again(tmp_path: Path) -> None:
     np.testing.assert_array_equal(again.X, first.X)
 
 
+def test_an_edit_keeping_size_and_mtime_is_not_served_from_the_cache(tmp_path: Path) -> None:
+    """The key is the content, not (size, mtime): a same-length edit restored to the old mtime (rsync -t,
+    tar x, a coarse-mtime file system, a copy within the same second) must be parsed again."""
+    source = write(tmp_path / "f.txt", "1 qid:1 1:0.5\n0 qid:1 1:0.25\n")
+    cache = tmp_path / "cache"
+    assert load_svmlight_ranking(source, cache=cache).y.tolist() == [1.0, 0.0]
+    stat = source.stat()
+    source.write_text("2 qid:1 1:0.5\n0 qid:1 1:0.75\n")  # same size
+    os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert source.stat().st_size == stat.st_size and source.stat().st_mtime_ns == stat.st_mtime_ns
+    edited = load_svmlight_ranking(source, cache=cache)
+    assert edited.y.tolist() == [2.0, 0.0] and edited.X[:, 0].tolist() == [0.5, 0.75]
+    assert len(list(cache.glob("*.npz"))) == 1  # the entry of the old content was replaced
+
+
+def test_a_file_changed_while_it_is_parsed_is_not_cached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = write(tmp_path / "f.txt", "1 qid:1 1:0.5\n0 qid:1 1:0.25\n")
+    cache = tmp_path / "cache"
+    real_parse = _svmlight._parse
+
+    def parse_then_edit(*args: object) -> object:
+        parsed = real_parse(*args)
+        source.write_text("2 qid:1 1:0.5\n0 qid:1 1:0.75\n")  # another process rewrites it meanwhile
+        return parsed
+
+    monkeypatch.setattr(_svmlight, "_parse", parse_then_edit)
+    assert load_svmlight_ranking(source, cache=cache).y.tolist() == [1.0, 0.0]
+    assert not list(cache.glob("*.npz"))  # the arrays match neither the old nor the new content's key
+    monkeypatch.setattr(_svmlight, "_parse", real_parse)
+    assert load_svmlight_ranking(source, cache=cache).y.tolist() == [2.0, 0.0]
+
+
 @pytest.mark.parametrize("damage", ["truncate", "flip"])
 def test_truncated_or_damaged_cache_zip_is_parsed_again(tmp_path: Path, damage: str) -> None:
     """A half-written or bit-flipped .npz is a zip file that zipfile refuses (BadZipFile): parse again."""

@@ -13,8 +13,8 @@ folder layout (``DATASETS[name].layouts``): ``<root>/MQ2007/Fold1/train.txt``,
 ``<root>/ltrc_yahoo/set1.valid.txt``, ``<root>/istella/full/test.txt``, ``<root>/istella-s/sample/train.txt``;
 ``.gz``/``.bz2`` copies are read as well. A missing dataset raises ``FileNotFoundError`` with the path
 looked for and where to obtain it. Files are parsed by ``sklearn.datasets.load_svmlight_file`` and the
-result is cached as ``.npz`` in :func:`cache_dir`, keyed by each file's absolute path, size and mtime; the
-cache is capped at ``$STOCHRANK_CACHE_MAX_MB`` MiB (default 4096) by evicting the least recently used
+result is cached as ``.npz`` in :func:`cache_dir`, keyed by each file's absolute path and content (SHA-256);
+the cache is capped at ``$STOCHRANK_CACHE_MAX_MB`` MiB (default 4096) by evicting the least recently used
 entries, and :func:`clear_cache` (``python -m stochrank.datasets clear-cache``) empties it.
 
 Conventions

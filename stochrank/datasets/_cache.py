@@ -1,4 +1,4 @@
-"""The binary ``.npz`` cache of parsed ranking files, keyed by the files' path, size and mtime."""
+"""The binary ``.npz`` cache of parsed ranking files, keyed by the files' path and content (SHA-256)."""
 
 from __future__ import annotations
 
@@ -40,21 +40,29 @@ def cache_path(
 ) -> Path:
     """Return the cache entry's path for a file read with given options.
 
-    The name is ``<name>-<digest of what is read and how>-<digest of the files' size and mtime>.npz``:
-    a changed file gets a new name, and :func:`write_cache` deletes the entry it replaces.
+    The name is ``<name>-<digest of what is read and how>-<digest of the files' content>.npz``: a changed
+    file gets a new name, and :func:`write_cache` deletes the entry it replaces. The content digest is the
+    SHA-256 of the file's bytes as stored (compressed for ``.gz``/``.bz2``), so an edit that keeps the size
+    and the modification time (``rsync -t``, ``tar x``, a copy within one mtime tick) is parsed again;
+    hashing reads the file once per load, a small fraction of a parse (``benchmarks/RESULTS.md``, section
+    "Dataset cache key").
     """
     directory = cache_dir() if cache is True else Path(cache).expanduser()
     what = repr(
         (_CACHE_FORMAT, str(path.resolve()), str(query_file.resolve()) if query_file else None, options)
     )
-    stats = repr([_stat_key(path)] + ([_stat_key(query_file)] if query_file is not None else []))
+    content = repr([content_digest(path)] + ([content_digest(query_file)] if query_file is not None else []))
     stem = re.sub(r"[^A-Za-z0-9._-]+", "_", "_".join(path.resolve().parts[-3:]))[-80:]
-    return directory / f"{stem}-{_digest(what)}-{_digest(stats)}.npz"
+    return directory / f"{stem}-{_digest(what)}-{_digest(content)}.npz"
 
 
-def _stat_key(path: Path) -> tuple[int, int]:
-    stat = path.stat()
-    return stat.st_size, stat.st_mtime_ns
+def content_digest(path: Path) -> str:
+    """Return the SHA-256 hex digest of a file's bytes, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _digest(text: str) -> str:
@@ -66,7 +74,7 @@ def _digest(text: str) -> str:
 _DAMAGED = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error)
 
 
-def read_cache(store: Path) -> tuple[np.ndarray, ...] | None:
+def read_cache(store: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """Return the arrays ``(X, y, qid, group)`` of a cache entry, or None if it is absent or damaged.
 
     A damaged entry (truncated, bit-flipped, foreign) reads as a miss: the caller parses the file again

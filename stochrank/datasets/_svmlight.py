@@ -65,8 +65,9 @@ def load_svmlight_ranking(
         missing. The named datasets have none, so :func:`stochrank.datasets.load` refuses them.
     cache : bool or path-like
         Cache the parsed arrays as ``.npz`` in :func:`cache_dir` (True) or in the given directory. The cache
-        key is the resolved path, size and modification time of the file (and of the query file) and the
-        parse options, so an edited file is parsed again.
+        key is the resolved path and the SHA-256 of the content of the file (and of the query file) and the
+        parse options, so an edited file is parsed again, even one whose size and modification time were
+        kept. A damaged cache entry is parsed again and replaced.
 
     Returns
     -------
@@ -99,12 +100,18 @@ def load_svmlight_ranking(
             raise FileNotFoundError(f"No query (group size) file at {query_file}.")
 
     options = (n_features, bool(zero_based), np.dtype(dtype).str, bool(allow_nan))
-    store = cache_path(path, query_file, options, cache) if cache is not False else None
-    parsed = read_cache(store) if store is not None else None
-    if parsed is None:
+    if cache is False:
         parsed = _parse(path, query_file, n_features, zero_based, dtype, allow_nan)
-        if store is not None:
-            write_cache(store, parsed)
+    else:
+        store = cache_path(path, query_file, options, cache)
+        cached = read_cache(store)
+        if cached is None:
+            parsed = _parse(path, query_file, n_features, zero_based, dtype, allow_nan)
+            # Written only if the file did not change while it was parsed (the key is its content).
+            if cache_path(path, query_file, options, cache) == store:
+                write_cache(store, parsed)
+        else:
+            parsed = cached
     split = RankingSplit(*parsed)
     if repeated_qid == "error":
         _check_contiguous(split, path)
