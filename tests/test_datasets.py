@@ -472,6 +472,27 @@ def test_other_corrupt_files(tmp_path: Path) -> None:
         load_svmlight_ranking(tmp_path / "absent.txt")
 
 
+@pytest.mark.parametrize("damage", ["truncated", "bad crc", "header only"])
+@pytest.mark.parametrize("suffix", [".gz", ".bz2"])
+def test_truncated_or_corrupt_compressed_files_name_the_file(
+    tmp_path: Path, damage: str, suffix: str
+) -> None:
+    import bz2
+
+    text = (MQ2008_DIR / "Fold1" / "vali.txt.gz").read_bytes()
+    blob = bytearray(bz2.compress(gzip.decompress(text)) if suffix == ".bz2" else text)
+    if damage == "truncated":
+        blob = blob[: len(blob) // 2]
+    elif damage == "bad crc":  # the stream's trailer: gzip's CRC-32, bzip2's combined CRC
+        blob[-6] ^= 0xFF
+    else:
+        blob = blob[:12]
+    path = tmp_path / f"vali.txt{suffix}"
+    path.write_bytes(bytes(blob))
+    with pytest.raises(ValueError, match=rf"{re.escape(str(path))} is truncated or corrupt .*Re-download"):
+        load_svmlight_ranking(path, 46)
+
+
 # ---------------------------------------------------------------------------- names and errors
 def test_missing_dataset_says_where_to_get_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(FileNotFoundError) as info:

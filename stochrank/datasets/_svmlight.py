@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import bz2
+import contextlib
 import gzip
 import os
 import re
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -92,7 +94,9 @@ def load_svmlight_ranking(
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"No ranking file at {path}.")
-    if query_file is None and not _has_qid(path):
+    with _decompression_errors(path):
+        has_qid = _has_qid(path)
+    if query_file is None and not has_qid:
         query_file = _companion_query_file(path)
     if query_file is not None:
         query_file = Path(query_file)
@@ -128,8 +132,11 @@ def _parse(
     allow_nan: bool,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     try:
-        X, y, qid = read_dense(path, n_features, zero_based, dtype)
+        with _decompression_errors(path):
+            X, y, qid = read_dense(path, n_features, zero_based, dtype)
     except ValueError as exc:
+        if isinstance(exc.__cause__, _DECOMPRESSION_ERRORS):
+            raise
         text = str(exc)
         if "n_features was set to" in text:
             found = re.search(r"contains (\d+) features", text)
@@ -224,6 +231,27 @@ def _check_contiguous(split: RankingSplit, path: Path) -> None:
         f"{starts[runs[1]]}, after other queries. Ranking files keep a query's documents together; this file "
         "is shuffled or concatenated. Pass repeated_qid='new_query' to treat each run as its own query."
     )
+
+
+# What gzip / bz2 raise on a damaged file: EOFError (truncated), gzip.BadGzipFile (bad CRC, length or
+# header), OSError (bz2: invalid data stream) and zlib.error (corrupt deflate data).
+_DECOMPRESSION_ERRORS = (EOFError, OSError, zlib.error)
+
+
+@contextlib.contextmanager
+def _decompression_errors(path: Path) -> Iterator[None]:
+    """Turn the bare errors of reading a damaged compressed file into a ValueError naming the file."""
+    try:
+        yield
+    except (PermissionError, IsADirectoryError, FileNotFoundError):
+        raise
+    except _DECOMPRESSION_ERRORS as exc:
+        if path.suffix.lower() not in (".gz", ".bz2"):
+            raise
+        raise ValueError(
+            f"{path} is truncated or corrupt ({type(exc).__name__}: {exc}): the {path.suffix} archive does "
+            "not decompress. Re-download or re-extract it."
+        ) from exc
 
 
 def _open_text(path: Path) -> Any:
