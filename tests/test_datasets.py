@@ -452,6 +452,24 @@ def test_labels_outside_the_dataset_grades(tmp_path: Path, label: str, shown: st
         load("mq2007", 1, "train", root=tmp_path)
 
 
+@pytest.mark.parametrize(("label", "shown"), [("-1", "-1"), ("nan", "nan"), ("inf", "inf"), ("-inf", "-inf")])
+@pytest.mark.parametrize("allow_nan", [True, False])
+def test_generic_loader_refuses_nan_infinite_and_negative_labels(
+    tmp_path: Path, label: str, shown: str, allow_nan: bool
+) -> None:
+    """One label rule: finite and >= 0, as every metric and objective needs (load() also wants the grades)."""
+    path = write(tmp_path / "f.txt", f"1 qid:1 1:0.5\n0 qid:1 1:0.2\n{label} qid:2 1:0.1\n2 qid:2 1:0.3\n")
+    pattern = (
+        rf"{re.escape(str(path))} has 1 labels that are NaN, infinite or negative \(first: {shown} in data"
+    )
+    for cache in (False, tmp_path / "cache", tmp_path / "cache"):  # the second cached load is a hit
+        with pytest.raises(ValueError, match=pattern):
+            load_svmlight_ranking(path, allow_nan=allow_nan, cache=cache)
+    write(tmp_path / "MQ2007" / "Fold1" / "train.txt", path.read_text())
+    with pytest.raises(ValueError, match=rf"integer grades 0\.\.2 \(first: {shown} in data row 2\)"):
+        load("mq2007", 1, "train", root=tmp_path)
+
+
 def test_other_corrupt_files(tmp_path: Path) -> None:
     nan = write(tmp_path / "MQ2007" / "Fold1" / "train.txt", "1 qid:1 1:0.5\n0 qid:1 1:nan\n")
     with pytest.raises(ValueError, match=r"NaN or infinite feature values \(first in data row 1\)"):

@@ -14,7 +14,7 @@ from .._validation import check_choice, check_int
 from ..data import MQ2008_DIR
 from ._normalize import query_level_norm
 from ._split import RankingSplit
-from ._svmlight import load_svmlight_ranking
+from ._svmlight import read_ranking_file
 
 __all__ = ["DATASETS", "DatasetSpec", "data_root", "load", "load_mq2008"]
 
@@ -312,7 +312,7 @@ def load(
         check_choice(normalize, "normalize", "stochrank.datasets.load", NORMALIZATIONS)
 
     path = _locate(spec, fold, split, root)
-    data = load_svmlight_ranking(
+    data = read_ranking_file(
         path, spec.n_features, dtype=spec.dtype, repeated_qid="new_query", allow_nan=False, cache=cache
     )
     _check_labels(data.y, spec, path)
@@ -373,5 +373,5 @@ def _check_labels(y: np.ndarray, spec: DatasetSpec, path: Path) -> None:
         raise ValueError(
             f"{path} has {bad.size} labels that are not {spec.title}'s integer grades {low}..{high} (first: "
             f"{y[bad[0]]:g} in data row {bad[0]}). The file belongs to another dataset, or is corrupt; for "
-            "arbitrary labels use stochrank.datasets.load_svmlight_ranking."
+            "other grades (any finite labels >= 0) use stochrank.datasets.load_svmlight_ranking."
         )

@@ -74,7 +74,9 @@ def load_svmlight_ranking(
     Returns
     -------
     RankingSplit
-        Rows in file order; ``group`` from the contiguous runs of qid (or from the query file).
+        Rows in file order; ``group`` from the contiguous runs of qid (or from the query file). Labels are
+        finite and ``>= 0``, the rule of every stochrank metric and objective (:func:`stochrank.datasets.load`
+        also requires the dataset's integer grades).
 
     Raises
     ------
@@ -82,8 +84,29 @@ def load_svmlight_ranking(
         If ``path`` (or ``query_file``) does not exist.
     ValueError
         Empty file, rows without qid (and no query file), a feature index above ``n_features``, a query
-        file that does not match the rows, unparsable lines, or (``repeated_qid="error"``) split queries.
+        file that does not match the rows, unparsable lines, a NaN, infinite or negative label, a truncated
+        or corrupt compressed file, or (``repeated_qid="error"``) split queries.
     """
+    split = read_ranking_file(
+        path, n_features, query_file, zero_based=zero_based, dtype=dtype, repeated_qid=repeated_qid,
+        allow_nan=allow_nan, cache=cache,
+    )  # fmt: skip
+    _check_labels(split.y, Path(path))
+    return split
+
+
+def read_ranking_file(
+    path: str | os.PathLike[str],
+    n_features: int | None = None,
+    query_file: str | os.PathLike[str] | None = None,
+    *,
+    zero_based: bool = False,
+    dtype: type = np.float64,
+    repeated_qid: str = "new_query",
+    allow_nan: bool = True,
+    cache: bool | str | os.PathLike[str] = False,
+) -> RankingSplit:
+    """:func:`load_svmlight_ranking` without its label check, for callers with their own label rule."""
     check_choice(repeated_qid, "repeated_qid", "load_svmlight_ranking", _REPEATED_QID)
     check_optional_int(n_features, "n_features", "load_svmlight_ranking", low=1, none_means="from the file")
     if dtype not in (np.float32, np.float64):
@@ -187,6 +210,16 @@ def _parse(
             "the file is corrupt. Re-download or re-extract it."
         )
     return X, np.asarray(y, dtype=np.float64), np.asarray(qid, dtype=np.int64), group.astype(np.int64)
+
+
+def _check_labels(y: np.ndarray, path: Path) -> None:
+    bad = np.flatnonzero(~np.isfinite(y) | (y < 0.0))
+    if bad.size:
+        raise ValueError(
+            f"{path} has {bad.size} labels that are NaN, infinite or negative (first: {y[bad[0]]:g} in data "
+            f"row {bad[0]}). stochrank's metrics and objectives need finite relevance labels >= 0: fix or "
+            "drop those rows (unjudged documents marked -1 or -2: map them to 0 or remove them)."
+        )
 
 
 def _check_qid_rows(qid: np.ndarray, n_rows: int, path: Path) -> None:
