@@ -470,6 +470,20 @@ def test_generic_loader_refuses_nan_infinite_and_negative_labels(
         load("mq2007", 1, "train", root=tmp_path)
 
 
+@pytest.mark.parametrize(
+    ("encoding", "named"), [("utf-8-sig", "UTF-8"), ("utf-16", "UTF-16"), ("utf-8-sig+gz", "UTF-8")]
+)
+def test_byte_order_mark_is_named(tmp_path: Path, encoding: str, named: str) -> None:
+    text = "# written by a Windows editor\n1 qid:1 1:0.5\n0 qid:1 1:0.2\n"
+    path = tmp_path / ("f.txt.gz" if encoding.endswith("+gz") else "f.txt")
+    blob = text.encode(encoding.removesuffix("+gz"))
+    path.write_bytes(gzip.compress(blob) if encoding.endswith("+gz") else blob)
+    with pytest.raises(
+        ValueError, match=rf"{re.escape(str(path))} starts with a {named}.* byte-order mark \(BOM\)"
+    ):
+        load_svmlight_ranking(path)
+
+
 def test_other_corrupt_files(tmp_path: Path) -> None:
     nan = write(tmp_path / "MQ2007" / "Fold1" / "train.txt", "1 qid:1 1:0.5\n0 qid:1 1:nan\n")
     with pytest.raises(ValueError, match=r"NaN or infinite feature values \(first in data row 1\)"):

@@ -161,6 +161,13 @@ def _parse(
         if isinstance(exc.__cause__, _DECOMPRESSION_ERRORS):
             raise
         text = str(exc)
+        bom = _byte_order_mark(path)
+        if bom is not None:
+            raise ValueError(
+                f"{path} starts with a {bom} byte-order mark (BOM), which the SVMlight parser reads as part "
+                "of the first label. Save the file as plain UTF-8/ASCII without a BOM (e.g. Python "
+                "encoding='utf-8', not 'utf-8-sig'; or strip it: sed -i '1s/^\\xEF\\xBB\\xBF//' FILE)."
+            ) from None
         if "n_features was set to" in text:
             found = re.search(r"contains (\d+) features", text)
             raise ValueError(
@@ -285,6 +292,21 @@ def _decompression_errors(path: Path) -> Iterator[None]:
             f"{path} is truncated or corrupt ({type(exc).__name__}: {exc}): the {path.suffix} archive does "
             "not decompress. Re-download or re-extract it."
         ) from exc
+
+
+_BOMS = {b"\xef\xbb\xbf": "UTF-8", b"\xff\xfe": "UTF-16 (little-endian)", b"\xfe\xff": "UTF-16 (big-endian)"}
+
+
+def _byte_order_mark(path: Path) -> str | None:
+    """Return the encoding a byte-order mark at the start of the (decompressed) file names, or None."""
+    suffix = path.suffix.lower()
+    opener: Any = gzip.open if suffix == ".gz" else bz2.open if suffix == ".bz2" else open
+    try:
+        with opener(path, "rb") as handle:
+            head = handle.read(3)
+    except _DECOMPRESSION_ERRORS:
+        return None
+    return next((name for mark, name in _BOMS.items() if head.startswith(mark)), None)
 
 
 def _open_text(path: Path) -> Any:
