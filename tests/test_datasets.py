@@ -484,6 +484,15 @@ def test_byte_order_mark_is_named(tmp_path: Path, encoding: str, named: str) -> 
         load_svmlight_ranking(path)
 
 
+def test_zero_size_groups_name_the_query(tmp_path: Path) -> None:
+    data = write(tmp_path / "d.txt", "1 1:1\n0 1:2\n1 1:3\n")
+    query_file = write(tmp_path / "d.query", "1\n1\n1\n1\n1\n1\n0\n")
+    with pytest.raises(ValueError, match=r"query 6 \(number 7 in the file\) has size 0"):
+        load_svmlight_ranking(data, query_file=query_file)
+    with pytest.raises(ValueError, match=r"'group' .* query 6 has size 0 \(1 bad of 7 entries\)"):
+        RankingSplit(np.zeros((6, 1)), np.zeros(6), np.zeros(6), [1, 1, 1, 1, 1, 1, 0])
+
+
 def test_other_corrupt_files(tmp_path: Path) -> None:
     nan = write(tmp_path / "MQ2007" / "Fold1" / "train.txt", "1 qid:1 1:0.5\n0 qid:1 1:nan\n")
     with pytest.raises(ValueError, match=r"NaN or infinite feature values \(first in data row 1\)"):

@@ -29,8 +29,12 @@ def test_lengths_and_groups(data):
         obj.gradient(np.zeros(10), y, sizes)
     with pytest.raises(ValueError, match=r"sums to .* documents but there are .* rows"):
         obj.gradient(np.zeros(y.size), y, sizes[:-1])
-    with pytest.raises(ValueError, match="positive integer query sizes"):
+    with pytest.raises(
+        ValueError, match=rf"positive integer query sizes.*query {sizes.size - 1} has size 0.5"
+    ):
         obj.gradient(np.zeros(y.size), y, np.r_[sizes[:-1], 0.5])
+    with pytest.raises(ValueError, match=r"query 3 has size 0 .*An empty query has no ranking"):
+        obj.gradient(np.zeros(y.size), y, np.r_[sizes[:3], 0, sizes[3:]])
     with pytest.raises(ValueError, match="'group' is required"):
         obj.gradient(np.zeros(y.size), y, None)
     with pytest.raises(ValueError, match=r"query 1 .* not contiguous.*argsort"):

@@ -25,10 +25,18 @@ def offsets_from_sizes(group: Any, n_rows: int, name: str = "group") -> np.ndarr
     sizes = np.asarray(group)
     if sizes.ndim != 1 or sizes.size == 0:
         raise ValueError(f"'{name}' must be a non-empty 1-D array of query sizes; got shape {sizes.shape}.")
-    if not np.issubdtype(sizes.dtype, np.number) or not np.all(sizes == np.round(sizes)) or sizes.min() < 1:
+    if not np.issubdtype(sizes.dtype, np.number) or np.issubdtype(sizes.dtype, np.complexfloating):
         raise ValueError(
-            f"'{name}' must hold positive integer query sizes (documents per query); got {sizes[:5]!r}... "
-            "If you have one query id per row, convert with stochrank.group_sizes(qid)."
+            f"'{name}' must hold positive integer query sizes (documents per query); got dtype "
+            f"{sizes.dtype}. If you have one query id per row, convert with stochrank.group_sizes(qid)."
+        )
+    bad = np.flatnonzero(~(sizes >= 1) | (sizes != np.round(sizes)))  # NaN fails both tests
+    if bad.size:
+        q = int(bad[0])
+        raise ValueError(
+            f"'{name}' must hold positive integer query sizes (documents per query); query {q} has size "
+            f"{sizes[q].item()!r} ({bad.size} bad of {sizes.size} entries). An empty query has no ranking: "
+            "drop its entry. If you have one query id per row, convert with stochrank.group_sizes(qid)."
         )
     offsets = np.zeros(sizes.size + 1, dtype=np.int64)
     np.cumsum(sizes.astype(np.int64), out=offsets[1:])

@@ -248,8 +248,14 @@ def _read_query_file(query_file: Path, n_rows: int, path: Path) -> np.ndarray:
         raise ValueError(
             f"Could not read group sizes (one integer per line) from {query_file}: {exc}"
         ) from None
-    if sizes.ndim != 1 or sizes.size == 0 or (sizes < 1).any() or (sizes != np.round(sizes)).any():
-        raise ValueError(f"{query_file} must hold one positive integer group size per line.")
+    if sizes.ndim != 1 or sizes.size == 0:
+        raise ValueError(f"{query_file} must hold one positive integer group size per line; it is empty.")
+    bad = np.flatnonzero(~(sizes >= 1) | (sizes != np.round(sizes)))
+    if bad.size:
+        raise ValueError(
+            f"{query_file} must hold one positive integer group size per line; query {bad[0]} (number "
+            f"{bad[0] + 1} in the file) has size {sizes[bad[0]]:g}. Drop the lines of empty queries."
+        )
     if sizes.sum() != n_rows:
         raise ValueError(
             f"The group sizes in {query_file} add up to {int(sizes.sum())} rows but {path} has {n_rows}: "
