@@ -24,11 +24,17 @@ from stochrank import metrics as M
 NAIVE_EMPTY = {"one": 1.0, "zero": 0.0, "skip": math.nan}
 
 
-def naive_order(labels, scores, ties):
-    """Displayed order of one query: descending score; ties by label ascending (worst) or row."""
+def naive_order(labels, scores, ties, tiebreak=None):
+    """Displayed order of one query: descending score; ties by label ascending (worst), by the key
+    (key_ascending / key_descending: Python's own comparison of the keys) or by row."""
+    rows = range(len(scores))
     if ties == "worst":
-        return sorted(range(len(scores)), key=lambda i: (-scores[i], labels[i], i))
-    return sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+        return sorted(rows, key=lambda i: (-scores[i], labels[i], i))
+    if ties in ("key_ascending", "key_descending"):
+        # Python's sort is stable, also with reverse=True: equal keys keep row order.
+        by_key = sorted(rows, key=lambda i: tiebreak[i], reverse=ties == "key_descending")
+        return sorted(by_key, key=lambda i: -scores[i])
+    return sorted(rows, key=lambda i: (-scores[i], i))
 
 
 def naive_tied_orders(scores):
@@ -53,7 +59,7 @@ def naive_discount(p, discount):
     return 1.0 / math.log2(p + 2) if discount == "log" else 1.0 / (p + 1)
 
 
-def naive_dcg_query(labels, scores, k=None, gain="exp", discount="log", ties="worst"):
+def naive_dcg_query(labels, scores, k=None, gain="exp", discount="log", ties="worst", tiebreak=None):
     n_top = naive_cutoff(k, len(labels))
 
     def value(order):
@@ -61,27 +67,29 @@ def naive_dcg_query(labels, scores, k=None, gain="exp", discount="log", ties="wo
 
     if ties == "average":
         return float(np.mean([value(order) for order in naive_tied_orders(scores)]))
-    return value(naive_order(labels, scores, ties))
+    return value(naive_order(labels, scores, ties, tiebreak))
 
 
-def naive_ndcg_query(labels, scores, k=None, gain="exp", discount="log", ties="worst", empty="one"):
+def naive_ndcg_query(
+    labels, scores, k=None, gain="exp", discount="log", ties="worst", empty="one", tiebreak=None
+):
     n_top = naive_cutoff(k, len(labels))
     ideal = sorted(labels, reverse=True)
     idcg = sum(naive_gain(ideal[p], gain) * naive_discount(p, discount) for p in range(n_top))
     if idcg == 0:
         return NAIVE_EMPTY[empty]
-    return naive_dcg_query(labels, scores, k, gain, discount, ties) / idcg
+    return naive_dcg_query(labels, scores, k, gain, discount, ties, tiebreak) / idcg
 
 
 def naive_stop(labels, max_grade):
     return list(labels) if max_grade is None else [(2.0**r - 1.0) / 2.0**max_grade for r in labels]
 
 
-def naive_err_query(labels, scores, k=None, max_grade=None, ties="worst", empty="zero"):
+def naive_err_query(labels, scores, k=None, max_grade=None, ties="worst", empty="zero", tiebreak=None):
     stop = naive_stop(labels, max_grade)
     if max(stop) == 0:
         return NAIVE_EMPTY[empty]
-    order = naive_order(labels, scores, ties)
+    order = naive_order(labels, scores, ties, tiebreak)
     total = 0.0
     for p in range(naive_cutoff(k, len(labels))):
         not_stopped = np.prod([1.0 - stop[order[q]] for q in range(p)])
@@ -89,11 +97,13 @@ def naive_err_query(labels, scores, k=None, max_grade=None, ties="worst", empty=
     return total
 
 
-def naive_pfound_query(labels, scores, k=None, decay=0.85, max_grade=None, ties="worst", empty="zero"):
+def naive_pfound_query(
+    labels, scores, k=None, decay=0.85, max_grade=None, ties="worst", empty="zero", tiebreak=None
+):
     stop = naive_stop(labels, max_grade)
     if max(stop) == 0:
         return NAIVE_EMPTY[empty]
-    order = naive_order(labels, scores, ties)
+    order = naive_order(labels, scores, ties, tiebreak)
     total, p_look = 0.0, 1.0
     for p in range(naive_cutoff(k, len(labels))):
         if p > 0:
@@ -102,35 +112,39 @@ def naive_pfound_query(labels, scores, k=None, decay=0.85, max_grade=None, ties=
     return total
 
 
-def naive_mrr_query(labels, scores, k=None, threshold=0.0, ties="worst", empty="zero"):
+def naive_mrr_query(labels, scores, k=None, threshold=0.0, ties="worst", empty="zero", tiebreak=None):
     if not any(label > threshold for label in labels):
         return NAIVE_EMPTY[empty]
-    ranked = [labels[i] for i in naive_order(labels, scores, ties)]
+    ranked = [labels[i] for i in naive_order(labels, scores, ties, tiebreak)]
     first = next(p for p, label in enumerate(ranked) if label > threshold)
     return 1.0 / (first + 1) if first < naive_cutoff(k, len(labels)) else 0.0
 
 
-def naive_map_query(labels, scores, k=None, threshold=0.0, ties="worst", empty="one"):
+def naive_map_query(
+    labels, scores, k=None, threshold=0.0, ties="worst", empty="one", denominator="min", tiebreak=None
+):
     n_relevant = sum(label > threshold for label in labels)
     if n_relevant == 0:
         return NAIVE_EMPTY[empty]
-    relevant = [labels[i] > threshold for i in naive_order(labels, scores, ties)]
+    relevant = [labels[i] > threshold for i in naive_order(labels, scores, ties, tiebreak)]
     n_top = naive_cutoff(k, len(labels))
     precisions_at_hits = [sum(relevant[: p + 1]) / (p + 1) for p in range(n_top) if relevant[p]]
-    return sum(precisions_at_hits) / min(n_relevant, n_top)
+    return sum(precisions_at_hits) / (n_relevant if denominator == "relevant" else min(n_relevant, n_top))
 
 
-def naive_precision_query(labels, scores, k, threshold=0.0, ties="worst", empty="zero"):
+def naive_precision_query(
+    labels, scores, k, threshold=0.0, ties="worst", empty="zero", denominator="min", tiebreak=None
+):
     if not any(label > threshold for label in labels):
         return NAIVE_EMPTY[empty]
     n_top = naive_cutoff(k, len(labels))
 
     def value(order):
-        return sum(labels[order[p]] > threshold for p in range(n_top)) / n_top
+        return sum(labels[order[p]] > threshold for p in range(n_top)) / (k if denominator == "k" else n_top)
 
     if ties == "average":
         return float(np.mean([value(order) for order in naive_tied_orders(scores)]))
-    return value(naive_order(labels, scores, ties))
+    return value(naive_order(labels, scores, ties, tiebreak))
 
 
 NAIVE_QUERY = {
@@ -147,8 +161,11 @@ NAIVE_QUERY = {
 def naive_metric(name, labels, scores, sizes, *, weight=None, per_query=False, **conventions):
     """Loop over queries; weighted mean over non-NaN (non-skipped) queries."""
     values, start = [], 0
+    tiebreak = conventions.pop("tiebreak", None)
     for size in sizes:
         stop = start + size
+        if tiebreak is not None:
+            conventions["tiebreak"] = list(tiebreak[start:stop])
         values.append(NAIVE_QUERY[name](list(labels[start:stop]), list(scores[start:stop]), **conventions))
         start = stop
     values = np.array(values, dtype=np.float64)
@@ -371,6 +388,86 @@ def test_weighted_mean_matches_naive(data, weight_seed):
         naive_metric("map", labels, scores, sizes, weight=weight, k=3),
         rtol=1e-12,
     )
+
+
+TREC_CONVENTIONS = {
+    "ndcg": {"gain": "linear", "empty": "zero"},
+    "dcg": {"gain": "linear"},
+    "err": {"max_grade": 4},
+    "pfound": {"max_grade": 4},
+    "mrr": {"threshold": 0.5},
+    "map": {"threshold": 0.5, "empty": "zero", "denominator": "relevant"},
+    "precision": {"threshold": 0.5, "empty": "zero", "denominator": "k"},
+}
+
+
+@FUZZ
+@given(
+    data=queries(),
+    k=CUTOFFS,
+    ties=st.sampled_from(["key_descending", "key_ascending"]),
+    key_kind=st.sampled_from(["str", "int", "float"]),
+    key_seed=st.integers(0, 2**31 - 1),
+    name=st.sampled_from(sorted(TREC_CONVENTIONS)),
+)
+def test_external_tiebreak_keys_match_naive(data, k, ties, key_kind, key_seed, name):
+    """trec_eval/gdeval order equal scores by docno descending, MS MARCO ascending: any key, any metric."""
+    labels, scores, sizes = data
+    rng = np.random.default_rng(key_seed)
+    ids = rng.integers(0, 6, size=labels.size)  # repeated keys too: those keep row order
+    tiebreak = {
+        "str": np.array([f"doc-{i}" for i in rng.integers(0, 12, size=labels.size)]),
+        "int": ids,
+        "float": ids / 3.0,
+    }[key_kind]
+    conv = {**TREC_CONVENTIONS[name], "ties": ties, "k": 3 if name == "precision" and k is None else k}
+    npt.assert_allclose(
+        getattr(M, name)(labels, scores, sizes, tiebreak=tiebreak, per_query=True, **conv),
+        naive_metric(name, labels, scores, sizes, tiebreak=tiebreak, per_query=True, **conv),
+        rtol=1e-12,
+    )
+
+
+@FUZZ
+@given(data=queries(max_size=12), k=st.integers(1, 15), threshold=st.sampled_from([0.0, 0.5, 2.5]))
+def test_trec_denominators_match_naive(data, k, threshold):
+    """P@k over k (trec_eval P_k, ranx) and AP@k over R (trec_eval map_cut_k, ranx map@k)."""
+    labels, scores, sizes = data
+    for name, denominator in (("precision", "k"), ("precision", "min"), ("map", "relevant"), ("map", "min")):
+        conv = {"k": k, "threshold": threshold, "denominator": denominator}
+        npt.assert_allclose(
+            getattr(M, name)(labels, scores, sizes, per_query=True, **conv),
+            naive_metric(name, labels, scores, sizes, per_query=True, **conv),
+            rtol=1e-12,
+            err_msg=f"{name} {denominator}",
+        )
+    npt.assert_allclose(  # without a cut-off R is the normaliser either way
+        M.map(labels, scores, sizes, denominator="relevant", per_query=True),
+        M.map(labels, scores, sizes, per_query=True),
+        rtol=1e-15,
+    )
+
+
+def test_trec_conventions_by_hand():
+    # Three documents, all relevant: P@10 is 3/10 for trec_eval (over k), 1 for XGBoost/CatBoost.
+    assert M.precision([1, 1, 1], [3.0, 2.0, 1.0], [3], k=10, denominator="k") == pytest.approx(0.3)
+    assert M.precision([1, 1, 1], [3.0, 2.0, 1.0], [3], k=10) == 1.0
+    # Relevant at ranks 1 and 3 of 4, cut at 2: AP@2 = (1/1) / R = 1/2 (trec_eval) or / min(R, 2) = 1/2;
+    # with R = 3 (one more relevant document below the cut) trec_eval divides by 3, LightGBM by 2.
+    labels, scores = [1, 0, 1, 1], [4.0, 3.0, 2.0, 1.0]
+    assert M.map(labels, scores, [4], k=2, denominator="relevant") == pytest.approx(1 / 3)
+    assert M.map(labels, scores, [4], k=2) == pytest.approx(1 / 2)
+    # Three tied documents with docnos "b", "c", "a": trec_eval (descending) shows c, b, a; MS MARCO
+    # (ascending) a, b, c.
+    docno = np.array(["b", "c", "a"])
+    assert M.mrr([1, 0, 0], np.zeros(3), [3], ties="key_descending", tiebreak=docno) == 0.5
+    assert M.mrr([0, 1, 0], np.zeros(3), [3], ties="key_descending", tiebreak=docno) == 1.0
+    assert M.mrr([0, 1, 0], np.zeros(3), [3], ties="key_ascending", tiebreak=docno) == pytest.approx(1 / 3)
+    assert M.mrr([0, 0, 1], np.zeros(3), [3], ties="key_ascending", tiebreak=docno) == 1.0
+    # The key acts only among equal scores, and within each query.
+    assert M.mrr(
+        [1, 0, 0, 1], [1.0, 2.0, 0.0, 0.0], [2, 2], ties="key_descending", tiebreak=[9, 0, 0, 1]
+    ) == (pytest.approx((1 / 2 + 1) / 2))
 
 
 def test_large_input_runs_the_parallel_path_and_matches_naive():
@@ -622,6 +719,27 @@ GOOD = {"labels": [1.0, 0.0, 2.0], "scores": [0.3, 0.2, 0.1], "group": [3]}
         (lambda: M.feval("ndcg", gains="exp"), TypeError, r"unknown convention\(s\) \['gains'\].*'gain'"),
         (lambda: M.feval("err", ties="average"), ValueError, r"ties='average' is not supported"),
         (lambda: M.feval("precision", k=None), ValueError, r"'k' parameter"),
+        (lambda: M.precision(**GOOD, k=2, denominator="R"), ValueError, r"'denominator'.*'min', 'k'"),
+        (lambda: M.map(**GOOD, denominator="k"), ValueError, r"'denominator'.*'min', 'relevant'"),
+        (lambda: M.ndcg(**GOOD, ties="key_descending"), ValueError, r"needs tiebreak=<one key per document>"),
+        (lambda: M.ndcg(**GOOD, tiebreak=[1, 2, 3]), ValueError, r"'tiebreak' key but ties='worst'"),
+        (
+            lambda: M.mrr(**GOOD, ties="key_ascending", tiebreak=[1, 2]),
+            ValueError,
+            r"'tiebreak' .* one key per document \(3\); got shape \(2,\)",
+        ),
+        (
+            lambda: M.err(**GOOD, max_grade=2, ties="key_ascending", tiebreak=[1.0, np.nan, 0.0]),
+            ValueError,
+            "NaN",
+        ),
+        (
+            lambda: M.map(**GOOD, ties="key_ascending", tiebreak=np.array(["a", 1, 2.0], dtype=object)),
+            TypeError,
+            r"'tiebreak' .* numbers or strings",
+        ),
+        (lambda: M.feval("ndcg", ties="key_descending"), ValueError, r"cannot take ties='key_descending'"),
+        (lambda: M.feval("ndcg", tiebreak=[1]), TypeError, r"unknown convention\(s\) \['tiebreak'\]"),
     ],
 )
 def test_errors_name_the_fix(call, error, match):

@@ -130,14 +130,16 @@ def _rr_parallel(
 
 
 def _stop_probabilities(
-    name: str, labels: Any, scores: Any, group: Any, weight: Any, max_grade: Any
+    name: str, labels: Any, scores: Any, group: Any, weight: Any, max_grade: Any, ties: str, tiebreak: Any
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     """Validate the inputs and add the stopping probability R of every document."""
     if max_grade is not None:
         max_grade = check_real(
             max_grade, "max_grade", owner(name), low=0.0, high=MAX_EXP_LABEL, low_open=True
         )
-    labels, scores, offsets, qweights = prepare(labels, scores, group, weight, name)
+    labels, scores, offsets, qweights = prepare(
+        labels, scores, group, weight, name, ties=ties, tiebreak=tiebreak
+    )
     return labels, scores, stop_probabilities(labels, max_grade, owner(name)), offsets, qweights
 
 
@@ -150,6 +152,7 @@ def err(
     max_grade: float | None = None,
     ties: str = "worst",
     empty: str = "zero",
+    tiebreak: Any = None,
     weight: Any = None,
     per_query: bool = False,
 ) -> float | np.ndarray:
@@ -176,13 +179,15 @@ def err(
         Cutoff; None scores the whole list and ``k > n`` truncates to ``n``.
     max_grade : float in (0, 50] or None, default None
         Highest relevance grade :math:`G`; None reads labels as probabilities.
-    ties : {"worst", "input"}, default "worst"
+    ties : {"worst", "input", "key_descending", "key_ascending"}, default "worst"
         Order of documents with equal scores. ``"worst"``: lower label first, then row order
-        (CatBoost, StochasticRank paper); ``"input"``: row order (stable sort). ``"average"`` is
-        not supported (ERR is not linear in the labels).
+        (CatBoost, StochasticRank paper); ``"input"``: row order (stable sort); ``"key_*"``: by the
+        ``tiebreak`` key. ``"average"`` is not supported (ERR is not linear in the labels).
     empty : {"zero", "one", "skip"}, default "zero"
         Value of a query where every :math:`R` is 0 (ERR is 0 there by the formula, as in
         CatBoost). ``"skip"`` leaves it out of the mean; with ``per_query=True`` it is NaN.
+    tiebreak : array-like of shape (n_documents,) or None, default None
+        Keys (numbers or strings, e.g. the docno) for the ``"key_*"`` ties; equal ones keep row order.
     weight : array-like or None, default None
         Query weights: one per query, or one per row constant within each query. Non-negative.
     per_query : bool, default False
@@ -214,7 +219,7 @@ def err(
     tie_code = ties_code(ties, "err", average_ok=False)
     k = k_code(k, "err")
     labels, scores, stop, offsets, qweights = _stop_probabilities(
-        "err", labels, scores, group, weight, max_grade
+        "err", labels, scores, group, weight, max_grade, ties, tiebreak
     )
     values = run_parallel(_err_parallel, scores.size, labels, scores, stop, offsets, k, tie_code, empty_score)
     return reduce(values, qweights, per_query)
@@ -230,6 +235,7 @@ def pfound(
     max_grade: float | None = None,
     ties: str = "worst",
     empty: str = "zero",
+    tiebreak: Any = None,
     weight: Any = None,
     per_query: bool = False,
 ) -> float | np.ndarray:
@@ -258,12 +264,15 @@ def pfound(
         Probability of looking further after an unsatisfying document (CatBoost default 0.85).
     max_grade : float in (0, 50] or None, default None
         Highest relevance grade :math:`G`; None reads labels as probabilities.
-    ties : {"worst", "input"}, default "worst"
+    ties : {"worst", "input", "key_descending", "key_ascending"}, default "worst"
         Order of documents with equal scores. ``"worst"``: lower label first, then row order
-        (CatBoost); ``"input"``: row order (stable sort). ``"average"`` is not supported.
+        (CatBoost); ``"input"``: row order (stable sort); ``"key_*"``: by the ``tiebreak`` key.
+        ``"average"`` is not supported.
     empty : {"zero", "one", "skip"}, default "zero"
         Value of a query where every :math:`R` is 0 (0 by the formula, as in CatBoost).
         ``"skip"`` leaves it out of the mean; with ``per_query=True`` it is NaN.
+    tiebreak : array-like of shape (n_documents,) or None, default None
+        Keys (numbers or strings, e.g. the docno) for the ``"key_*"`` ties; equal ones keep row order.
     weight : array-like or None, default None
         Query weights: one per query, or one per row constant within each query. Non-negative.
     per_query : bool, default False
@@ -296,7 +305,7 @@ def pfound(
     k = k_code(k, "pfound")
     decay = check_real(decay, "decay", owner("pfound"), low=0.0, high=1.0)
     labels, scores, stop, offsets, qweights = _stop_probabilities(
-        "pfound", labels, scores, group, weight, max_grade
+        "pfound", labels, scores, group, weight, max_grade, ties, tiebreak
     )
     values = run_parallel(
         _pfound_parallel, scores.size, labels, scores, stop, offsets, k, decay, tie_code, empty_score
@@ -313,6 +322,7 @@ def mrr(
     threshold: float = 0.0,
     ties: str = "worst",
     empty: str = "zero",
+    tiebreak: Any = None,
     weight: Any = None,
     per_query: bool = False,
 ) -> float | np.ndarray:
@@ -338,13 +348,15 @@ def mrr(
     threshold : float, default 0.0
         Relevance border. 0 is the rule of CatBoost's ranking objectives; CatBoost's ``MRR``
         *eval metric* uses ``border=0.5``, so pass ``threshold=0.5`` to reproduce it.
-    ties : {"worst", "input"}, default "worst"
+    ties : {"worst", "input", "key_descending", "key_ascending"}, default "worst"
         Order of documents with equal scores. ``"worst"``: lower label first, then row order, so a
         relevant document comes after every tied non-relevant one (CatBoost); ``"input"``: row
-        order. ``"average"`` is not supported.
+        order; ``"key_*"``: by the ``tiebreak`` key. ``"average"`` is not supported.
     empty : {"zero", "one", "skip"}, default "zero"
         Value of a query without relevant documents (CatBoost: 0). ``"skip"`` leaves it out of
         the mean; with ``per_query=True`` it is NaN.
+    tiebreak : array-like of shape (n_documents,) or None, default None
+        Keys (numbers or strings, e.g. the docno) for the ``"key_*"`` ties; equal ones keep row order.
     weight : array-like or None, default None
         Query weights: one per query, or one per row constant within each query. Non-negative.
     per_query : bool, default False
@@ -363,7 +375,11 @@ def mrr(
 
     Notes
     -----
-    CatBoost parity: ``MRR:top=k`` = ``mrr(..., k=k, threshold=0.5, ties="worst", empty="zero")``.
+    CatBoost parity: ``MRR:top=k`` = ``mrr(..., k=k, threshold=0.5, ties="worst", empty="zero")``;
+    trec_eval ``recip_rank`` (pytrec_eval) = ``mrr(..., threshold=0.5, ties="key_descending",
+    tiebreak=docno, empty="zero")`` for integer grades; ranx ``mrr@k`` = ``mrr(..., k=k,
+    ties="input", empty="zero")`` with the run's documents added in row order (ranx 0.3 keeps
+    insertion order among equal scores).
 
     Examples
     --------
@@ -375,7 +391,9 @@ def mrr(
     tie_code = ties_code(ties, "mrr", average_ok=False)
     k = k_code(k, "mrr")
     threshold = check_real(threshold, "threshold", owner("mrr"))
-    labels, scores, offsets, qweights = prepare(labels, scores, group, weight, "mrr")
+    labels, scores, offsets, qweights = prepare(
+        labels, scores, group, weight, "mrr", ties=ties, tiebreak=tiebreak
+    )
     values = run_parallel(
         _rr_parallel, scores.size, labels, scores, offsets, threshold, k, tie_code, empty_score
     )

@@ -97,20 +97,29 @@ def _ndcg_parallel(
 
 
 def _inputs(
-    name: str, labels: Any, scores: Any, group: Any, weight: Any, k: Any, gain: Any, discount: Any, ties: Any
+    name: str,
+    labels: Any,
+    scores: Any,
+    group: Any,
+    weight: Any,
+    k: Any,
+    gain: Any,
+    discount: Any,
+    ties: Any,
+    tiebreak: Any,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, int, np.ndarray | None]:
     gain = check_choice(gain, "gain", owner(name), ("exp", "linear"))
     discount = check_choice(discount, "discount", owner(name), ("log", "position"))
     k = k_code(k, name)
-    ties = ties_code(ties, name, average_ok=True)
+    tie_code = ties_code(ties, name, average_ok=True)
     high, hint = (MAX_EXP_LABEL, _EXP_HINT) if gain == "exp" else (math.inf, "")
     labels, scores, offsets, qweights = prepare(
-        labels, scores, group, weight, name, label_high=high, label_hint=hint
+        labels, scores, group, weight, name, ties=ties, tiebreak=tiebreak, label_high=high, label_hint=hint
     )
     gain_values = gains(labels, gain)
     longest = int(np.diff(offsets).max())
     disc = position_weights(discount, longest if k < 0 else min(k, longest))
-    return labels, scores, gain_values, offsets, disc, k, ties, qweights
+    return labels, scores, gain_values, offsets, disc, k, tie_code, qweights
 
 
 def dcg(
@@ -122,6 +131,7 @@ def dcg(
     gain: str = "exp",
     discount: str = "log",
     ties: str = "worst",
+    tiebreak: Any = None,
     weight: Any = None,
     per_query: bool = False,
 ) -> float | np.ndarray:
@@ -149,11 +159,16 @@ def dcg(
     discount : {"log", "position"}, default "log"
         ``"log"``: :math:`d(p) = 1/\log_2(p+2)`; ``"position"``: :math:`d(p) = 1/(p+1)` (CatBoost
         ``denominator=Position``).
-    ties : {"worst", "input", "average"}, default "worst"
+    ties : {"worst", "input", "average", "key_descending", "key_ascending"}, default "worst"
         Order of documents with equal scores. ``"worst"``: lower label first, then row order
         (CatBoost, StochasticRank paper); ``"input"``: row order (LightGBM, XGBoost: stable sort);
         ``"average"``: expectation over all orders of the tied documents (scikit-learn
-        ``ndcg_score``; McSherry & Najork 2008), exact since DCG is linear in the gains.
+        ``ndcg_score``; McSherry & Najork 2008), exact since DCG is linear in the gains;
+        ``"key_descending"``: by descending ``tiebreak`` key (trec_eval and gdeval with the docno);
+        ``"key_ascending"``: by ascending key (the MS MARCO evaluation).
+    tiebreak : array-like of shape (n_documents,) or None, default None
+        A key per document (numbers or strings, e.g. the docno) for the ``"key_*"`` tie rules;
+        documents with equal score and key keep their row order.
     weight : array-like or None, default None
         Query weights: one per query, or one per row constant within each query. Non-negative.
     per_query : bool, default False
@@ -180,7 +195,7 @@ def dcg(
     2.5
     """
     labels, scores, gains, offsets, disc, k, tie_code, qweights = _inputs(
-        "dcg", labels, scores, group, weight, k, gain, discount, ties
+        "dcg", labels, scores, group, weight, k, gain, discount, ties, tiebreak
     )
     values = run_parallel(_dcg_parallel, scores.size, labels, scores, gains, offsets, disc, k, tie_code)
     return reduce(values, qweights, per_query)
@@ -196,6 +211,7 @@ def ndcg(
     discount: str = "log",
     ties: str = "worst",
     empty: str = "one",
+    tiebreak: Any = None,
     weight: Any = None,
     per_query: bool = False,
 ) -> float | np.ndarray:
@@ -225,11 +241,16 @@ def ndcg(
     discount : {"log", "position"}, default "log"
         ``"log"``: :math:`d(p) = 1/\log_2(p+2)`; ``"position"``: :math:`d(p) = 1/(p+1)` (CatBoost
         ``denominator=Position``).
-    ties : {"worst", "input", "average"}, default "worst"
+    ties : {"worst", "input", "average", "key_descending", "key_ascending"}, default "worst"
         Order of documents with equal scores. ``"worst"``: lower label first, then row order
         (CatBoost, StochasticRank paper); ``"input"``: row order (LightGBM, XGBoost: stable sort);
         ``"average"``: expectation over all orders of the tied documents (scikit-learn
-        ``ndcg_score``; McSherry & Najork 2008), exact since DCG is linear in the gains.
+        ``ndcg_score``; McSherry & Najork 2008), exact since DCG is linear in the gains;
+        ``"key_descending"``: by descending ``tiebreak`` key (trec_eval and gdeval with the docno);
+        ``"key_ascending"``: by ascending key (the MS MARCO evaluation).
+    tiebreak : array-like of shape (n_documents,) or None, default None
+        A key per document (numbers or strings, e.g. the docno) for the ``"key_*"`` tie rules;
+        documents with equal score and key keep their row order.
     empty : {"one", "zero", "skip"}, default "one"
         Value of a query whose IDCG is 0 (all labels 0). ``"one"``: LightGBM, XGBoost, CatBoost
         1.2; ``"zero"``: scikit-learn, XGBoost ``ndcg@k-``, TF-Ranking; ``"skip"``: left out of
@@ -255,7 +276,10 @@ def ndcg(
     Parity settings: LightGBM / XGBoost ``ndcg@k`` = ``ties="input", gain="exp", empty="one"``;
     CatBoost ``NDCG:top=k`` = ``ties="worst", gain="linear", empty="one"`` (``type=Exp`` for
     ``gain="exp"``); ``sklearn.metrics.ndcg_score`` = ``ties="average", gain="linear",
-    empty="zero"``.
+    empty="zero"``; trec_eval ``ndcg_cut_k`` / ``ndcg`` (pytrec_eval) = ``gain="linear",
+    ties="key_descending", tiebreak=docno, empty="zero"``; ranx ``ndcg@k`` = ``gain="linear",
+    ties="input", empty="zero"`` and ``ndcg_burges@k`` = ``gain="exp", ties="input", empty="zero"``
+    with the run's documents added in row order (ranx 0.3 keeps insertion order among equal scores).
 
     With query weights *and* all-zero queries, LightGBM 4.7 and XGBoost 3.2 do not report the
     weighted mean: each all-zero query adds an unweighted 1 to the sum, which is then divided by
@@ -270,7 +294,7 @@ def ndcg(
     """
     empty_score = empty_value(empty, "ndcg")
     labels, scores, gains, offsets, disc, k, tie_code, qweights = _inputs(
-        "ndcg", labels, scores, group, weight, k, gain, discount, ties
+        "ndcg", labels, scores, group, weight, k, gain, discount, ties, tiebreak
     )
     values = run_parallel(
         _ndcg_parallel, scores.size, labels, scores, gains, offsets, disc, k, tie_code, empty_score

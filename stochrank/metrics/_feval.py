@@ -26,7 +26,8 @@ METRICS: dict[str, Callable[..., Any]] = {
     "precision": precision,
 }
 # Arguments a booster supplies (data, weights) or that BoosterMetric fixes itself.
-_NOT_CONVENTIONS = frozenset({"labels", "scores", "group", "k", "weight", "per_query"})
+# ``tiebreak`` is a per-row key of one data set: a booster evaluates several, whose rows it does not name.
+_NOT_CONVENTIONS = frozenset({"labels", "scores", "group", "k", "weight", "per_query", "tiebreak"})
 
 
 class BoosterMetric:
@@ -59,6 +60,12 @@ class BoosterMetric:
             raise TypeError(
                 f"feval({metric!r}) got unknown convention(s) {unknown}; {metric} accepts {accepted}. "
                 "The data, weights and query groups come from the booster's dataset."
+            )
+        if str(conventions.get("ties", "")).startswith("key_"):
+            raise ValueError(
+                f"feval({metric!r}) cannot take ties={conventions['ties']!r}: a booster's Dataset/DMatrix "
+                "carries no document ids to break ties by. Use ties='input' (LightGBM/XGBoost) or 'worst', "
+                f"or evaluate the predictions with stochrank.metrics.{metric}(..., tiebreak=docno)."
             )
         # Validate every setting now, on a one-document query, rather than at the first boosting round.
         fn(np.zeros(1), np.zeros(1), [1], k=k, **conventions)
