@@ -210,6 +210,29 @@ class _Watch:
             self.best, self.best_score = len(self.history) - 1, score
 
 
+def _gradients(
+    result: Any, n: int, iteration: int
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Check an objective's ``(grad, hess)``: two finite arrays of one value per document."""
+    if not isinstance(result, tuple) or len(result) != 2:
+        raise TypeError(
+            "CatBoostRanker's objective must return (grad, hess), two arrays with one value per document; "
+            f"got {type(result).__name__}{f' of length {len(result)}' if isinstance(result, tuple) else ''}. "
+            "A stochrank objective (stochrank.ndcg(k=5), ...) does; an evaluation metric does not."
+        )
+    arrays = [np.asarray(a, dtype=np.float64).reshape(-1) for a in result]
+    for name, a in zip(("grad", "hess"), arrays, strict=True):
+        if a.size != n:
+            raise ValueError(f"The objective returned {a.size} {name} values for {n} documents.")
+        if not np.isfinite(a).all():
+            raise ValueError(
+                f"The objective returned non-finite {name} values at iteration {iteration} (first at row "
+                f"{int(np.flatnonzero(~np.isfinite(a))[0])}); CatBoost would train on NaN. Check the "
+                "objective's parameters (sigma, learning rate) and the labels."
+            )
+    return arrays[0], arrays[1]
+
+
 class StochrankEngine:
     """Boost stochrank's gradients with one CatBoost tree per iteration, merged into one CatBoost model.
 
@@ -247,10 +270,10 @@ class StochrankEngine:
         seconds = {"objective": 0.0, "tree": 0.0, "predict": 0.0}
         for it in range(loop.iterations):
             t0 = time.perf_counter()
-            grad, hess = self.objective(preds, target)
+            grad, hess = _gradients(self.objective(preds, target), n, it)
             t1 = time.perf_counter()
-            table.table[:, 0] = -np.asarray(grad, dtype=np.float64)
-            table.table[:, 1] = -np.asarray(hess, dtype=np.float64)
+            table.table[:, 0] = -grad
+            table.table[:, 1] = -hess
             tree = CatBoost(dict(loop.tree_params, random_seed=loop.seed + it))
             tree.fit(pool)
             t2 = time.perf_counter()

@@ -10,6 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._validation import check_choice, check_int
+from ..metrics import BoosterMetric
 from ._data import _RankingData, eval_data
 from ._engine import MAXIMISED_METRICS, UNSUPPORTED_PARAMS, Fitted, StochrankEngine, fit_native
 from ._native import (
@@ -133,6 +134,13 @@ class CatBoostRanker:
     # ---------------------------------------------------------------------------------- parameters
     def _resolved_engine(self) -> str:
         engine = check_choice(self.engine, "engine", "CatBoostRanker", ("auto", "native", "stochrank"))
+        if isinstance(self.objective, BoosterMetric):
+            raise TypeError(
+                f"CatBoostRanker's objective got {self.objective!r}, an evaluation metric "
+                "(stochrank.metrics.feval), not an objective: pass an objective such as "
+                "stochrank.ndcg(k=5). To watch a metric, pass a CatBoost metric string as eval_metric, e.g. "
+                "eval_metric='NDCG:top=5'."
+            )
         if isinstance(self.objective, str) or not callable(self.objective):
             raise TypeError(
                 f"CatBoostRanker's objective must be a stochrank objective such as stochrank.ndcg(k=5) (or a "
