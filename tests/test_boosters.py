@@ -204,3 +204,23 @@ def test_lso_warns_about_xgboost_base_score():
     X, y, _, qid = make_queries(n_queries=5)
     with pytest.warns(UserWarning, match="base_score=0"):
         xgb.train({"max_depth": 2}, xgb.DMatrix(X, y, qid=qid), 1, obj=stochrank.lso())
+
+
+@pytest.mark.parametrize("objective", [stochrank.ndcg(k=5, seed=1), "rank:ndcg"])
+def test_xgbranker_reads_string_query_ids_as_their_runs(objective):
+    """XGBoost's DMatrix refuses string qid ('Unicode-N is not supported'): XGBRanker passes their runs as
+    group sizes, and trains exactly the model of numeric ids; split runs raise with the reorder hint."""
+    X, y, _, qid = make_queries(n_queries=12)
+    names = np.array([f"query-{q:03d}" for q in qid])
+    Xv, yv, _, qv = make_queries(n_queries=6, seed=1)
+    kwargs = {"n_estimators": 4, "max_depth": 3, "n_jobs": 1, "objective": objective}
+    numeric = XGBRanker(**kwargs).fit(X, y, qid=qid, eval_set=[(Xv, yv)], eval_qid=[qv])
+    strings = XGBRanker(**kwargs).fit(X, y, qid=names, eval_set=[(Xv, yv)], eval_qid=[qv.astype(str)])
+    np.testing.assert_array_equal(strings.predict(X), numeric.predict(X))
+    assert strings.evals_result_ == numeric.evals_result_
+    shuffled = names.copy()
+    shuffled[[0, -1]] = shuffled[[-1, 0]]
+    with pytest.raises(ValueError, match=r"rows of query 'query-0\d\d' in 'qid' are not contiguous.*argsort"):
+        XGBRanker(**kwargs).fit(X, y, qid=shuffled)
+    with pytest.raises(ValueError, match=r"in 'eval_qid\[0\]' are not contiguous"):
+        XGBRanker(**kwargs).fit(X, y, qid=names, eval_set=[(X, y)], eval_qid=[shuffled])

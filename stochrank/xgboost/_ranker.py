@@ -13,8 +13,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import xgboost as xgb
 
+from ..conventions import offsets_from_qid
 from ..objectives import RankingObjective
 
 __all__ = ["XGBRanker"]
@@ -24,6 +26,18 @@ _DEFAULT_ETA = 0.3  # xgboost's default learning rate
 
 def _has_groups(group: Any, qid: Any) -> bool:
     return group is not None or qid is not None
+
+
+def _is_numeric(qid: Any) -> bool:
+    return qid is None or np.asarray(qid).dtype.kind in "biuf"
+
+
+def _run_sizes(qid: Any, name: str) -> npt.NDArray[np.int64]:
+    """Sizes of the contiguous runs of equal query ids (XGBoost reads only numeric qid).
+
+    Rows of a query that are not adjacent raise, naming ``name`` and how to reorder them.
+    """
+    return np.diff(offsets_from_qid(np.asarray(qid).reshape(-1), name))
 
 
 class XGBRanker(xgb.XGBRanker):
@@ -75,12 +89,22 @@ class XGBRanker(xgb.XGBRanker):
         """Fit like ``xgboost.XGBRanker.fit``; with a stochrank objective train with ``xgb.train(obj=...)``.
 
         ``group`` are query sizes, ``qid`` one (sorted) query id per row; ``sample_weight`` one weight per
-        query. Each ``eval_set[i]`` needs ``eval_group[i]`` or ``eval_qid[i]``.
+        query. Each ``eval_set[i]`` needs ``eval_group[i]`` or ``eval_qid[i]``. String query ids (which
+        XGBoost's DMatrix refuses) are read as the contiguous runs of equal ids and passed to XGBoost as
+        ``group`` sizes; for ``xgb.train`` convert them yourself: ``group=stochrank.group_sizes(qid)``.
         """
         if not _has_groups(group, qid):
             raise ValueError(
                 "XGBRanker.fit needs the query structure: pass group=<sizes> or qid=<one id per row>."
             )
+        # String query ids: XGBoost's DMatrix refuses them ("Unicode-N is not supported").
+        if group is None and not _is_numeric(qid):
+            group, qid = _run_sizes(qid, "qid"), None
+        if eval_group is None and eval_qid is not None and not all(_is_numeric(q) for q in eval_qid):
+            eval_group = [
+                None if q is None else _run_sizes(q, f"eval_qid[{i}]") for i, q in enumerate(eval_qid)
+            ]
+            eval_qid = None
         n_eval = len(eval_set) if eval_set is not None else 0
         for i in range(n_eval):
             g = eval_group[i] if eval_group is not None and i < len(eval_group) else None
