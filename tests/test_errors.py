@@ -170,3 +170,25 @@ def test_gradients_that_would_overflow_float32_raise_instead_of_training_nothing
     obj = stochrank.ndcg(k=5)
     with pytest.raises(ValueError, match="overflows float32"):
         obj(y, np.zeros(y.size), weight, sizes)  # LGBMRanker's call form (LightGBM clips a Dataset's weights)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="defect 5 (issue 12): stochrank.mrr accepts negative labels; the label check belongs in "
+    "stochrank/objectives/cascade.py MRR._gain_cont (the lead's change), then drop this mark",
+)
+def test_mrr_objective_and_metric_share_one_label_rule(data):
+    """One rule for labels across loaders, metrics and objectives: finite and >= 0. metrics.mrr, every
+    other objective and load_svmlight_ranking refuse -1; the mrr objective must too (relevance is
+    label > threshold, so -1 would silently count as irrelevant)."""
+    X, y, sizes, _ = data
+    labels = np.where(np.arange(y.size) == 3, -1.0, y)
+    scores = np.zeros(y.size)
+    with pytest.raises(ValueError, match=r"stochrank\.metrics\.mrr needs labels in \[0\.0, inf\]"):
+        stochrank.metrics.mrr(labels, scores, sizes)
+    with pytest.raises(ValueError, match=r"stochrank\.ndcg needs labels in \[0\.0, 50\.0\]"):
+        stochrank.ndcg().gradient(scores, labels, sizes)
+    with pytest.raises(ValueError, match=r"stochrank\.mrr needs labels in \[0\.0, inf\]"):
+        stochrank.mrr().gradient(scores, labels, sizes)
+    with pytest.raises(ValueError, match=r"stochrank\.mrr needs labels in \[0\.0, inf\]"):
+        stochrank.mrr(k=3)(scores, lgb.Dataset(X, labels, group=sizes).construct())
