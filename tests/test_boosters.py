@@ -224,3 +224,24 @@ def test_xgbranker_reads_string_query_ids_as_their_runs(objective):
         XGBRanker(**kwargs).fit(X, y, qid=shuffled)
     with pytest.raises(ValueError, match=r"in 'eval_qid\[0\]' are not contiguous"):
         XGBRanker(**kwargs).fit(X, y, qid=names, eval_set=[(X, y)], eval_qid=[shuffled])
+
+
+def test_xgbranker_default_metric_of_a_whole_list_objective_is_the_whole_list_ndcg():
+    """XGBoost's bare "ndcg" is ndcg@32 (MQ2008 has queries of up to 121 documents): the default eval
+    metric of an ndcg(k=None) objective must be the whole-list NDCG, not a silently truncated one."""
+    from stochrank.datasets import load_mq2008
+
+    train, test = load_mq2008(1, "train"), load_mq2008(1, "test")
+    assert test.group.max() > 32
+    ranker = XGBRanker(objective=stochrank.ndcg(seed=0), n_estimators=3, max_depth=3, n_jobs=1)
+    ranker.fit(train.X, train.y, group=train.group, eval_set=[(test.X, test.y)], eval_group=[test.group])
+    logged = ranker.evals_result_["validation_0"]["ndcg"][-1]
+    scores = ranker.predict(test.X)
+    whole = stochrank.metrics.ndcg(test.y, scores, test.group, ties="input")
+    top32 = stochrank.metrics.ndcg(test.y, scores, test.group, k=32, ties="input")
+    assert logged == pytest.approx(whole, abs=1e-6)  # XGBoost logs custom metrics to 6 decimals
+    assert abs(whole - top32) > 1e-3  # so the check above tells the two apart
+    # What the default was: XGBoost's own "ndcg" is the top-32 NDCG.
+    dtest = xgb.DMatrix(test.X, test.y, group=test.group, base_margin=scores)
+    bare = xgb.train({"objective": "rank:ndcg", "eval_metric": "ndcg"}, dtest, 0).eval(dtest)
+    assert float(bare.split(":")[1]) == pytest.approx(top32, abs=1e-12)

@@ -17,6 +17,7 @@ import numpy.typing as npt
 import xgboost as xgb
 
 from ..conventions import offsets_from_qid
+from ..metrics import BoosterMetric, feval
 from ..objectives import RankingObjective
 
 __all__ = ["XGBRanker"]
@@ -50,9 +51,12 @@ class XGBRanker(xgb.XGBRanker):
 
     * ``base_score`` defaults to 0 (with a custom objective XGBoost cannot fit the intercept and would
       start every score at 0.5, which matters for ``stochrank.lso``);
-    * ``eval_metric`` defaults to XGBoost's ``ndcg@k`` / ``ndcg`` for NDCG/DCG objectives; a stochrank
-      ``BoosterMetric`` (``stochrank.metrics.feval``) or any ``f(preds, DMatrix) -> (name, value)`` is
-      used as a custom metric and maximised for early stopping;
+    * ``eval_metric`` defaults to XGBoost's ``ndcg@k`` for objectives with a cut-off k, and for
+      whole-list objectives (``k=None``) to ``stochrank.metrics.feval("ndcg", k=None, ties="input")``,
+      the whole-list NDCG in XGBoost's conventions (logged as ``"ndcg"``): XGBoost's own bare ``"ndcg"``
+      cuts every list at 32 documents. A stochrank ``BoosterMetric`` (``stochrank.metrics.feval``) or
+      any ``f(preds, DMatrix) -> (name, value)`` is used as a custom metric and maximised for early
+      stopping (XGBoost logs custom metric values to 6 decimals);
     * ``SGLB`` gets this ranker's learning rate unless it names one;
     * every eval set needs its query structure (``eval_group`` or ``eval_qid``).
 
@@ -127,13 +131,12 @@ class XGBRanker(xgb.XGBRanker):
         if params.get("base_score") is None:
             params["base_score"] = 0.0
         custom_metric = None
-        if callable(self.eval_metric):
-            custom_metric = self.eval_metric
+        metric = self._default_metric() if self.eval_metric is None else self.eval_metric
+        if callable(metric):
+            custom_metric = metric
             params["disable_default_eval_metric"] = 1
-        elif self.eval_metric is not None:
-            params["eval_metric"] = self.eval_metric
         else:
-            params["eval_metric"] = self._default_metric()
+            params["eval_metric"] = metric
         objective = self._objective_with_learning_rate(params)
 
         def dmatrix(data: Any, label: Any, g: Any, q: Any, w: Any, m: Any) -> xgb.DMatrix:
@@ -180,9 +183,11 @@ class XGBRanker(xgb.XGBRanker):
         self.evals_result_ = evals_result
         return self
 
-    def _default_metric(self) -> str:
+    def _default_metric(self) -> str | BoosterMetric:
+        # XGBoost's bare "ndcg" truncates every list at 32 documents (lambdarank_num_pair_per_sample's
+        # default): the whole-list NDCG of a k=None objective is stochrank's, in XGBoost's conventions.
         k = self.objective.k if isinstance(self.objective, RankingObjective) else None
-        return "ndcg" if k is None else f"ndcg@{k}"
+        return feval("ndcg", k=None, ties="input") if k is None else f"ndcg@{k}"
 
     def _objective_with_learning_rate(self, params: dict[str, Any]) -> Any:
         obj = self.objective
