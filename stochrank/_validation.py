@@ -128,7 +128,7 @@ def check_labels(
     if arr.size and (arr.min() < low or arr.max() > high):
         bad = arr[(arr < low) | (arr > high)]
         raise ValueError(
-            f"{owner} needs labels in [{low}, {high}]; found {bad.size} outside (e.g. {bad[0]!r}). "
+            f"{owner} needs labels in [{low}, {high}]; found {bad.size} outside (e.g. {float(bad[0])!r}). "
             f"{hint}".rstrip()
         )
     return arr

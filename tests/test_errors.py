@@ -67,6 +67,10 @@ def test_labels_outside_the_metric_range(data):
         stochrank.dcg(gain="linear").gradient(z, -y, sizes)
     with pytest.raises(ValueError, match="NaN or inf"):
         stochrank.ndcg().gradient(z, np.where(y > 3, np.nan, y), sizes)
+    with pytest.raises(
+        ValueError, match=r"found 1 outside \(e\.g\. -2\.0\)"
+    ):  # the value, not np.float64(...)
+        stochrank.metrics.ndcg(np.r_[-2.0, y[1:]], z, sizes)
 
 
 @pytest.mark.parametrize(
