@@ -378,8 +378,7 @@ def mrr(
     CatBoost parity: ``MRR:top=k`` = ``mrr(..., k=k, threshold=0.5, ties="worst", empty="zero")``;
     trec_eval ``recip_rank`` (pytrec_eval) = ``mrr(..., threshold=0.5, ties="key_descending",
     tiebreak=docno, empty="zero")`` for integer grades; ranx ``mrr@k`` = ``mrr(..., k=k,
-    ties="input", empty="zero")`` with the run's documents added in row order (ranx 0.3 keeps
-    insertion order among equal scores).
+    empty="zero")`` on scores without ties (ranx orders ties by an unstable sort).
 
     Examples
     --------

@@ -278,8 +278,8 @@ def ndcg(
     ``gain="exp"``); ``sklearn.metrics.ndcg_score`` = ``ties="average", gain="linear",
     empty="zero"``; trec_eval ``ndcg_cut_k`` / ``ndcg`` (pytrec_eval) = ``gain="linear",
     ties="key_descending", tiebreak=docno, empty="zero"``; ranx ``ndcg@k`` = ``gain="linear",
-    ties="input", empty="zero"`` and ``ndcg_burges@k`` = ``gain="exp", ties="input", empty="zero"``
-    with the run's documents added in row order (ranx 0.3 keeps insertion order among equal scores).
+    empty="zero"`` and ``ndcg_burges@k`` = ``gain="exp", empty="zero"`` on scores without ties (ranx
+    orders ties by an unstable sort).
 
     With query weights *and* all-zero queries, LightGBM 4.7 and XGBoost 3.2 do not report the
     weighted mean: each all-zero query adds an unweighted 1 to the sum, which is then divided by

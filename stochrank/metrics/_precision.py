@@ -170,8 +170,8 @@ def precision(
 
     Parity settings: trec_eval ``P_k`` (pytrec_eval) = ``denominator="k", threshold=0.5,
     ties="key_descending", tiebreak=docno, empty="zero"`` for integer grades; ranx
-    ``precision@k`` = ``denominator="k", ties="input", empty="zero"`` with the run's documents added
-    in row order (ranx 0.3 keeps insertion order among equal scores).
+    ``precision@k`` = ``denominator="k", empty="zero"`` on scores without ties (ranx orders ties by an
+    unstable sort).
 
     Examples
     --------
@@ -268,8 +268,8 @@ def map(
     Parity settings: LightGBM / XGBoost ``map@k`` = ``ties="input", empty="one"``; CatBoost
     ``MAP:top=k`` = ``ties="worst", threshold=0.5, empty="zero"``; trec_eval ``map_cut_k`` / ``map``
     (pytrec_eval) = ``denominator="relevant", threshold=0.5, ties="key_descending", tiebreak=docno,
-    empty="zero"`` for integer grades; ranx ``map@k`` = ``denominator="relevant", ties="input",
-    empty="zero"`` with the run's documents added in row order.
+    empty="zero"`` for integer grades; ranx ``map@k`` = ``denominator="relevant",
+    empty="zero"`` on scores without ties.
 
     Examples
     --------
