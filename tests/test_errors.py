@@ -176,11 +176,6 @@ def test_gradients_that_would_overflow_float32_raise_instead_of_training_nothing
         obj(y, np.zeros(y.size), weight, sizes)  # LGBMRanker's call form (LightGBM clips a Dataset's weights)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect 5 (issue 12): stochrank.mrr accepts negative labels; the label check belongs in "
-    "stochrank/objectives/cascade.py MRR._gain_cont (the lead's change), then drop this mark",
-)
 def test_mrr_objective_and_metric_share_one_label_rule(data):
     """One rule for labels across loaders, metrics and objectives: finite and >= 0. metrics.mrr, every
     other objective and load_svmlight_ranking refuse -1; the mrr objective must too (relevance is

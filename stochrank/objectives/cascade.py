@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._parallel import run_parallel
-from .._validation import check_choice, check_optional_int, check_real
+from .._validation import check_choice, check_labels, check_optional_int, check_real
 from ..conventions import (
     MAX_EXP_LABEL,
     GainKind,
@@ -202,7 +202,9 @@ class MRR(CascadeMetric):
         object.__setattr__(self, "threshold", check_real(self.threshold, "threshold", self.owner))
 
     def _gain_cont(self, labels: FloatArray) -> tuple[FloatArray, FloatArray]:
-        gain = binary_relevance(labels, self.threshold)
+        # The rule of stochrank.metrics.mrr and every other objective: finite and >= 0 (a label of -1,
+        # "unjudged" in some files, would otherwise count as irrelevant without a word).
+        gain = binary_relevance(check_labels(labels, None, self.owner), self.threshold)
         return gain, 1.0 - gain
 
     def _position_discount(self) -> str:
