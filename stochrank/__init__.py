@@ -1,9 +1,9 @@
 """stochrank: optimise ranking metrics directly in LightGBM, XGBoost and CatBoost.
 
 StochasticRank (Ustimenko & Prokhorenkova, ICML 2020): coordinate-conditional-sampling gradients of
-noise-smoothed NDCG@k, DCG@k, ERR@k, pFound@k, MRR and learning-to-select-with-order, with relevance
-shift, scale-free acceleration and SGLB; exact SoftRank (Taylor et al., WSDM 2008) with constant or
-per-document (Gaussian-process) score variances.
+noise-smoothed NDCG@k, DCG@k, ERR@k, pFound@k, MRR, AUC, MAP@k, precision@k and
+learning-to-select-with-order, with relevance shift, scale-free acceleration and SGLB; exact SoftRank
+(Taylor et al., WSDM 2008) with constant or per-document (Gaussian-process) score variances.
 
 >>> import lightgbm as lgb, stochrank
 >>> booster = lgb.train({"objective": stochrank.ndcg(k=5)}, train_set)  # doctest: +SKIP
@@ -22,12 +22,15 @@ from .objectives import (
     RankingObjective,
     SoftRankObjective,
     StochasticRankObjective,
+    auc,
     dcg,
     err,
     lso,
+    map,
     mrr,
     ndcg,
     pfound,
+    precision,
     softrank,
 )
 
@@ -52,6 +55,7 @@ __all__ = [
     "RankingObjective",
     "SoftRankObjective",
     "StochasticRankObjective",
+    "auc",
     "catboost",
     "datasets",
     "dcg",
@@ -59,10 +63,12 @@ __all__ = [
     "gp",
     "group_sizes",
     "lso",
+    "map",
     "metrics",
     "mrr",
     "ndcg",
     "pfound",
+    "precision",
     "softrank",
     "xgboost",
 ]

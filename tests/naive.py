@@ -234,6 +234,64 @@ def naive_ccs_conditional_value(
     return naive_step_integral(metric_at, [x[j] for j in range(len(a)) if j != d], m, s)
 
 
+def naive_auc_metric(x, relevant):
+    """AUC = (1/(P N)) #{(i relevant, j irrelevant): x_i > x_j} (no ties among continuous noisy scores)."""
+    pos = [x[i] for i in range(len(x)) if relevant[i]]
+    neg = [x[j] for j in range(len(x)) if not relevant[j]]
+    wins = sum(1.0 for u in pos for v in neg if u > v)
+    return wins / (len(pos) * len(neg))
+
+
+def naive_ap_metric(x, relevant, k):
+    """AP@k = (1/min(R, K)) sum_{p < K, relevant} #relevant in 0..p / (p + 1), K = min(k, n)."""
+    n = len(x)
+    K = naive_truncation(k, n)
+    R = sum(1 for r in relevant if r)
+    hits, total = 0, 0.0
+    for p, d in enumerate(naive_order(x)[:K]):
+        if relevant[d]:
+            hits += 1
+            total += hits / (p + 1.0)
+    return total / min(R, K)
+
+
+def naive_ccs_metric_query(a, z, metric, sigma, curvature=False):
+    """One draw's CCS estimate (translation-invariant conditioning) of any metric ``metric(x)``: out[d] is
+    the brute-force derivative of the 1-D integral over d's score with the others at x = a + sigma z; with
+    ``curvature`` the sum over d's break points of |J_b| D(b) / s_d instead."""
+    a = np.asarray(a, dtype=np.float64)
+    z = np.asarray(z, dtype=np.float64)
+    n = a.size
+    x = a + sigma * z
+    out = np.zeros(n)
+    for d in range(n):
+        m, s = naive_conditional_law(a, z, d, sigma, True)
+
+        def metric_at(t, d=d):
+            y = x.copy()
+            y[d] = t
+            return metric(y)
+
+        breaks = [x[j] for j in range(n) if j != d]
+        if curvature:
+            for b, jump in naive_step_jumps(metric_at, breaks):
+                out[d] += abs(jump) * naive_normal_pdf((b - m) / s) / s / s
+        else:
+            out[d] = naive_step_derivative(metric_at, breaks, m, s)
+    return out
+
+
+def naive_gauss_sum(x, w_above, w_below, m, split, s):
+    """G_t = sum_i w_i K(x_i - m_t), K(y) = exp(-y^2/(2 s^2)), w_i = w_above[i] if i < split[t] else
+    w_below[i] (the exact O(S T) sum)."""
+    out = np.zeros(len(m))
+    for t in range(len(m)):
+        for i in range(len(x)):
+            w = w_above[i] if i < split[t] else w_below[i]
+            out[t] += w * math.exp(-((x[i] - m[t]) ** 2) / (2.0 * s * s))
+    return out
+
+
 def naive_lso_query(a, z, gain, pos_weight, sigma):
     """One draw's CCS estimate for DCG-RR: with the others at x = a + sigma z and X_d ~ N(a_d, sigma^2),
     out[d] = d/da_d E[M] (the only break point is the threshold 0), i.e.
@@ -321,6 +379,28 @@ def naive_filtered_dcg_batch(X, gain, pos_weight, k):
         d = order[:, p]
         total += np.where(X[rows, d] > 0.0, gain[d] * pos_weight[p], 0.0)
     return total
+
+
+def naive_auc_metric_batch(X, relevant):
+    """``naive_auc_metric`` for every row of X."""
+    rel = np.asarray(relevant, dtype=bool)
+    P, N = X[:, rel], X[:, ~rel]
+    return (P[:, :, None] > N[:, None, :]).sum(axis=(1, 2)) / (rel.sum() * (~rel).sum())
+
+
+def naive_ap_metric_batch(X, relevant, k):
+    """``naive_ap_metric`` for every row of X."""
+    N, n = X.shape
+    K = naive_truncation(k, n)
+    rel = np.asarray(relevant, dtype=np.float64)
+    order = np.argsort(-X, axis=1)
+    hits = np.zeros(N)
+    total = np.zeros(N)
+    for p in range(K):
+        r = rel[order[:, p]]
+        hits += r
+        total += r * hits / (p + 1.0)
+    return total / min(rel.sum(), K)
 
 
 def naive_fd_gradient(metric_batch, a, sigma, h, n_draws, rng, thresholds=(), centre=False, chunk=200_000):

@@ -1,6 +1,7 @@
 """Numba kernels: pure math on flat arrays with query offsets. No booster imports here."""
 
 from ._random import query_keys
+from .bipartite import bipartite_query
 from .ccs import ccs_query
 from .lso import lso_query
 from .softrank import (
@@ -11,8 +12,10 @@ from .softrank import (
     softrank_rank_distribution,
 )
 from .stochastic_rank import (
+    KIND_AUC,
     KIND_FILTERED,
     KIND_LSO,
+    KIND_MAP,
     KIND_RANKING,
     NO_CASCADE,
     CascadeArrays,
@@ -22,16 +25,20 @@ from .stochastic_rank import (
     langevin_noise,
     mean_positive,
     smoothed_gradient,
+    translation_invariant,
     varying_queries,
 )
 
 __all__ = [
+    "KIND_AUC",
     "KIND_FILTERED",
     "KIND_LSO",
+    "KIND_MAP",
     "KIND_RANKING",
     "NO_CASCADE",
     "CascadeArrays",
     "SmoothingParams",
+    "bipartite_query",
     "booster_gradients",
     "ccs_query",
     "ideal_dcg",
@@ -45,5 +52,6 @@ __all__ = [
     "softrank_linear_query",
     "softrank_query",
     "softrank_rank_distribution",
+    "translation_invariant",
     "varying_queries",
 ]

@@ -5,7 +5,7 @@ Per query (``prange`` over queries, each writing only its own rows):
 1. relevance shift :math:`a = f - \sigma \mu r` (Section 4.3: pushes ties towards the pessimistic
    order, which makes the smoothing consistent with worst-case tie resolution);
 2. ``n_samples`` noise draws from the query's own stream (seed, call, query), each turned into a CCS
-   estimate (:mod:`.ccs`, :mod:`.lso`), averaged;
+   estimate (:mod:`.ccs`, :mod:`.lso`, :mod:`.bipartite`), averaged;
 3. for translation-invariant metrics the mean is removed (the exact gradient sums to zero);
 4. scale-free acceleration (Section 5.2): :math:`g \leftarrow g - \lambda \langle g, \tilde f \rangle /
    (\lVert \tilde f \rVert + \nu)^2 \, \tilde f` with :math:`\tilde f` the centred scores (the raw scores
@@ -25,6 +25,7 @@ import numpy.typing as npt
 from numba import njit, prange
 
 from ._random import PURPOSE_LANGEVIN, PURPOSE_SMOOTHING, fill_normal, stream_state
+from .bipartite import bipartite_query
 from .ccs import ccs_query_ws, ccs_workspace
 from .lso import lso_query
 
@@ -36,6 +37,8 @@ BoolArray = npt.NDArray[np.bool_]
 KIND_RANKING = 0  # cascade metric, translation invariant (DCG, NDCG, ERR, PFound, MRR)
 KIND_FILTERED = 1  # cascade metric below a noise-free threshold document at 0 (CatBoost FilteredDCG)
 KIND_LSO = 2  # DCG-RR: rows in display order, shown when score > 0
+KIND_AUC = 3  # AUC of binary relevance (gain > 0), translation invariant
+KIND_MAP = 4  # MAP@k of binary relevance (gain > 0), translation invariant
 
 
 NO_CASCADE = np.ones(0)  # CascadeArrays.cont when every continuation factor is 1
@@ -49,7 +52,8 @@ class CascadeArrays(NamedTuple):
     float64[n_queries], multiplies each query's metric (1/IDCG for NDCG); ``active``: bool[n_queries],
     False for queries whose metric cannot change (they get exactly zero); ``pos_weight``:
     float64[>= longest query + 2], weight of each 0-based position, zero from ``k`` on; ``k``: the cut-off
-    (-1: the whole list); ``kind``: KIND_RANKING, KIND_FILTERED or KIND_LSO.
+    (-1: the whole list); ``kind``: KIND_RANKING, KIND_FILTERED, KIND_LSO, or KIND_AUC / KIND_MAP (whose
+    ``gain`` is the binary relevance and whose ``pos_weight`` is not read).
     """
 
     gain: np.ndarray
@@ -77,6 +81,12 @@ class SmoothingParams(NamedTuple):
 
 
 @njit(cache=True)
+def translation_invariant(kind: int) -> bool:
+    """Whether a metric kind is unchanged by adding a constant to every score of a query."""
+    return kind in (KIND_RANKING, KIND_AUC, KIND_MAP)
+
+
+@njit(cache=True)
 def _query_gradient(
     f: FloatArray,
     r: FloatArray,
@@ -99,8 +109,9 @@ def _query_gradient(
     """
     sigma, mu, nu, sfa, n_samples, seed = smoothing
     n = f.size
+    invariant = translation_invariant(kind)
     a = f - (sigma * mu) * r if mu != 0.0 else f.copy()
-    if kind == KIND_RANKING:
+    if invariant:
         a -= a.mean()
     out[:] = 0.0
     newton = curv.size > 0
@@ -124,6 +135,12 @@ def _query_gradient(
                 a_ext, z_ext, g_ext, c_ext, pos_weight, k, sigma, False, acc_ext, curv[:0], work, order
             )
         out[:] = acc_ext[:n]
+    elif kind in (KIND_AUC, KIND_MAP):
+        z = np.empty(n)
+        relevant = gain > 0.0
+        for _ in range(n_samples):
+            state = fill_normal(state, z)
+            bipartite_query(a, z, relevant, kind == KIND_MAP, k, sigma, out, curv)
     else:
         z = np.empty(n)
         work, order = ccs_workspace(0 if kind == KIND_LSO else n)  # LSO needs no order
@@ -139,11 +156,11 @@ def _query_gradient(
             curv /= n_samples
     if newton:
         return
-    if kind == KIND_RANKING:
+    if invariant:
         out -= out.mean()
-    if sfa > 0.0 and (n > 2 or kind != KIND_RANKING):
+    if sfa > 0.0 and (n > 2 or not invariant):
         # g -= sfa <g, f~> / (|f~| + nu)^2 f~, with f~ = f - mean(f) (ranking) or f, without a copy of f~
-        centre = f.mean() if kind == KIND_RANKING else 0.0
+        centre = f.mean() if invariant else 0.0
         dot = 0.0
         sq = 0.0
         for i in range(n):
@@ -172,7 +189,7 @@ def smoothed_gradient(
 
     ``metric`` is a :class:`CascadeArrays`, ``smoothing`` a :class:`SmoothingParams`; ``call`` selects the
     noise streams (seed, call, query key; ``keys`` from :func:`._random.query_keys`). ``curv`` (float64[n],
-    or float64[0] for none) receives the positive curvature of Newton leaves (only for KIND_RANKING; see
+    or float64[0] for none) receives the positive curvature of Newton leaves (translation-invariant kinds; see
     :func:`_query_gradient`).
     """
     newton = curv.size > 0

@@ -43,7 +43,7 @@ import numpy as np
 from .._parallel import run_parallel
 from .._validation import check_int, check_labels, check_scores
 from ..conventions import offsets_from_sizes
-from ..kernels import KIND_RANKING, CascadeArrays, smoothed_gradient
+from ..kernels import CascadeArrays, smoothed_gradient, translation_invariant
 from ..protocol import BoosterCall, DatasetInfo
 from ._base import UNIT_HESSIAN, Ascent, FloatArray, RankingObjective
 from ._run import DatasetRuns
@@ -60,7 +60,8 @@ class StochasticRankObjective(RankingObjective[CascadeArrays]):
     The booster gets ``-w_q`` times the coordinate-conditional-sampling estimate of
     :math:`\nabla_f E[M(f - \sigma\mu r + \sigma\varepsilon)]` (mean-removed, SFA-projected) and
     Hessian ``w_q``. Build one with :func:`~stochrank.ndcg`, :func:`~stochrank.dcg`, :func:`~stochrank.err`,
-    :func:`~stochrank.pfound`, :func:`~stochrank.mrr` or :func:`~stochrank.lso`.
+    :func:`~stochrank.pfound`, :func:`~stochrank.mrr`, :func:`~stochrank.lso`, :func:`~stochrank.auc`,
+    :func:`~stochrank.map` or :func:`~stochrank.precision`.
 
     Parameters
     ----------
@@ -81,7 +82,7 @@ class StochasticRankObjective(RankingObjective[CascadeArrays]):
             raise TypeError(
                 f"The 'sglb' parameter of {target.owner} must be stochrank.SGLB(...) or None; got {sglb!r}."
             )
-        if smoothing.hessian == "newton" and target.kind != KIND_RANKING:
+        if smoothing.hessian == "newton" and not translation_invariant(target.kind):
             raise ValueError(
                 f"{target.owner}: Newton leaves need the curvature of the ranking kernel, which LSO does not "
                 "have; build the smoothing with hessian='unit'."
@@ -127,7 +128,7 @@ class StochasticRankObjective(RankingObjective[CascadeArrays]):
 
     def replace(self, **changes: Any) -> StochasticRankObjective:
         """Return a copy with some target or smoothing parameters changed, e.g. ``obj.replace(sigma=0.5)``."""
-        target = {f.name for f in dataclasses.fields(self.target)} & changes.keys()
+        target = {f.name for f in dataclasses.fields(self.target) if f.init} & changes.keys()
         smoothing = {f.name for f in dataclasses.fields(self.smoothing)} & changes.keys()
         unknown = changes.keys() - target - smoothing - {"sglb"}
         if unknown:
@@ -142,7 +143,7 @@ class StochasticRankObjective(RankingObjective[CascadeArrays]):
 
     def __repr__(self) -> str:
         """Show the constructor call that builds an equal objective."""
-        fields = {f.name: getattr(self.target, f.name) for f in dataclasses.fields(self.target)}
+        fields = {f.name: getattr(self.target, f.name) for f in dataclasses.fields(self.target) if f.init}
         for f in dataclasses.fields(self.smoothing):
             if not (f.name == "mu" and isinstance(self.target, LSO)):
                 fields[f.name] = getattr(self.smoothing, f.name)
@@ -189,7 +190,7 @@ class StochasticRankObjective(RankingObjective[CascadeArrays]):
 
     def _check_start(self, info: DatasetInfo, preds: FloatArray) -> None:
         if (
-            self.target.kind != KIND_RANKING
+            not translation_invariant(self.target.kind)
             and info.library == "xgboost"
             and preds.size
             and np.all(preds == 0.5)
