@@ -45,6 +45,7 @@ COMPILE_FAMILIES: dict[str, tuple[str, int]] = {
     "stochrank.metrics._dcg": ("metrics (NDCG, DCG)", 20),
     "stochrank.metrics._cascade": ("metrics (ERR, pFound, MRR)", 20),
     "stochrank.metrics._precision": ("metrics (MAP, precision)", 20),
+    "stochrank.metrics._auc": ("metrics (AUC)", 10),
     "stochrank.datasets._normalize": ("query-level normalisation", 2),
     "stochrank.kernels._random": ("query keys", 2),
 }

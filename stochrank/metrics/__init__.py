@@ -9,6 +9,7 @@ trec_eval (``ties="key_descending", tiebreak=docno``; ``precision(denominator="k
 """
 
 from ..conventions import group_sizes
+from ._auc import auc
 from ._cascade import err, mrr, pfound
 from ._dcg import dcg, ndcg
 from ._feval import BoosterMetric, feval
@@ -16,6 +17,7 @@ from ._precision import map, precision
 
 __all__ = [
     "BoosterMetric",
+    "auc",
     "dcg",
     "err",
     "feval",

@@ -10,6 +10,7 @@ import numpy as np
 
 from .._validation import check_choice
 from ..protocol import DatasetCache
+from ._auc import auc
 from ._cascade import err, mrr, pfound
 from ._dcg import dcg, ndcg
 from ._precision import map, precision
@@ -24,6 +25,7 @@ METRICS: dict[str, Callable[..., Any]] = {
     "mrr": mrr,
     "map": map,
     "precision": precision,
+    "auc": auc,
 }
 # Arguments a booster supplies (data, weights) or that BoosterMetric fixes itself.
 # ``tiebreak`` is a per-row key of one data set: a booster evaluates several, whose rows it does not name.
@@ -38,10 +40,11 @@ class BoosterMetric:
 
     Parameters
     ----------
-    metric : {"ndcg", "dcg", "err", "pfound", "mrr", "map", "precision"}
+    metric : {"ndcg", "dcg", "err", "pfound", "mrr", "map", "precision", "auc"}
         Which metric of :mod:`stochrank.metrics` to report.
     k : int >= 1 or None
-        Cutoff passed to the metric (None: whole list; not allowed for ``"precision"``).
+        Cutoff passed to the metric (None: whole list; not allowed for ``"precision"``; must be None for
+        ``"auc"``, which has no cut-off).
     conventions : dict
         Further keyword arguments of the metric (``gain``, ``ties``, ``empty``, ...).
 
@@ -67,12 +70,21 @@ class BoosterMetric:
                 "carries no document ids to break ties by. Use ties='input' (LightGBM/XGBoost) or 'worst', "
                 f"or evaluate the predictions with stochrank.metrics.{metric}(..., tiebreak=docno)."
             )
+        if "k" not in signature(fn).parameters and k is not None:
+            raise ValueError(
+                f"feval({metric!r}, k={k!r}): {metric} has no cut-off. Pass feval({metric!r}, k=None)."
+            )
         # Validate every setting now, on a one-document query, rather than at the first boosting round.
-        fn(np.zeros(1), np.zeros(1), [1], k=k, **conventions)
+        fn(np.zeros(1), np.zeros(1), [1], **self._cutoff(metric, k), **conventions)
         self.metric = metric
         self.k = k
         self.conventions = dict(conventions)
         self._cache: DatasetCache[None] = DatasetCache()
+
+    @staticmethod
+    def _cutoff(metric: str, k: int | None) -> dict[str, Any]:
+        """Return the ``k`` keyword for metrics that take one (none for AUC)."""
+        return {"k": k} if "k" in signature(METRICS[metric]).parameters else {}
 
     @property
     def name(self) -> str:
@@ -103,7 +115,12 @@ class BoosterMetric:
         call = self._cache.unpack(a, b, weight, group)
         info = call.info
         value = METRICS[self.metric](
-            info.labels, call.preds, np.diff(info.offsets), k=self.k, weight=info.weights, **self.conventions
+            info.labels,
+            call.preds,
+            np.diff(info.offsets),
+            weight=info.weights,
+            **self._cutoff(self.metric, self.k),
+            **self.conventions,
         )
         if info.library == "xgboost":
             return self.name, value
@@ -127,10 +144,10 @@ def feval(metric: str = "ndcg", *, k: int | None = 5, **conventions: Any) -> Boo
 
     Parameters
     ----------
-    metric : {"ndcg", "dcg", "err", "pfound", "mrr", "map", "precision"}, default "ndcg"
+    metric : {"ndcg", "dcg", "err", "pfound", "mrr", "map", "precision", "auc"}, default "ndcg"
         The :mod:`stochrank.metrics` function to report.
     k : int >= 1 or None, default 5
-        Cutoff; None scores whole lists.
+        Cutoff; None scores whole lists (and is required for ``"auc"``).
     **conventions
         Keyword arguments of that metric, e.g. ``gain="linear"``, ``ties="input"``,
         ``empty="skip"``; unknown names raise ``TypeError``.
