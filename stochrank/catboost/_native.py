@@ -132,6 +132,10 @@ def native_crash(objective: object) -> str | None:
 
 
 # ------------------------------------------------------------------------------------- the loss string
+# stochrank objectives CatBoost's StochasticRank loss has no metric for.
+_NO_NATIVE = {"auc": "AUC", "map": "MAP", "precision": "precision@k"}
+
+
 def _fmt(x: float) -> str:
     return repr(float(x))
 
@@ -146,6 +150,11 @@ def translate(objective: object) -> tuple[str, list[str]]:
         )
     metric, c, owner = s.metric, s.options, s.text
     external = "Use CatBoostRanker(objective, engine='stochrank') to train it on CatBoost trees."
+    if metric in _NO_NATIVE:
+        raise NoCatBoostEquivalent(
+            f"{owner}: CatBoost's StochasticRank loss has no {_NO_NATIVE[metric]} metric (it refuses MAP). "
+            f"{external}"
+        )
     if c["hessian"] == "newton":
         raise NoCatBoostEquivalent(
             f"{owner}: CatBoost's StochasticRank has gradient leaves only (leaf_estimation_method="
@@ -307,15 +316,21 @@ def _default_eval_metric(objective: object) -> str | None:
     NDCG with the objective's k, gain and discount for ndcg and for any objective whose config has a
     gain and a discount (softrank): the metric :meth:`CatBoostRanker.score` reports. None for err /
     pfound with ``max_grade``: CatBoost's ERR and PFound read the labels as probabilities and cannot
-    map grades r to (2^r - 1)/2^G, so no CatBoost metric string scores them.
+    map grades r to (2^r - 1)/2^G, so no CatBoost metric string scores them; None for auc too: CatBoost's
+    ``QueryAUC:type=Ranking`` counts every pair of different labels (graded), not label > threshold.
+    ``MAP:top=k;border=t`` and ``PrecisionAt:top=k;border=t`` score map and precision.
     """
     s = objective_settings(objective)
     c = s.options
     top = "" if s.k is None else f"top={s.k};"
     if s.metric == "lso":  # CatBoost's FilteredDCG metric: approx >= 0 in input order
         return f"FilteredDCG:type={_GAIN[s.gain]};denominator={_DISCOUNT[s.discount]}"
-    if s.metric in ("err", "pfound") and c["max_grade"] is not None:
+    if (s.metric in ("err", "pfound") and c["max_grade"] is not None) or s.metric == "auc":
         return None
+    if s.metric == "map":
+        return f"MAP:{top}border={_fmt(c['threshold'])}"
+    if s.metric == "precision":
+        return f"PrecisionAt:top={s.k};border={_fmt(c['threshold'])}"
     if s.metric == "pfound":
         return f"PFound:{top}decay={_fmt(c['decay'])}"
     if s.metric == "mrr":

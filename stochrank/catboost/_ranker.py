@@ -203,7 +203,9 @@ class CatBoostRanker:
         params.setdefault("allow_writing_files", False)
         if "eval_metric" not in params:
             params["eval_metric"] = _default_eval_metric(self.objective)
-            if params["eval_metric"] is None:  # err / pfound with max_grade: checked in fit with an eval set
+            if (
+                params["eval_metric"] is None
+            ):  # err / pfound with max_grade, auc: checked in fit with an eval set
                 return params
         elif not isinstance(params["eval_metric"], str):
             raise TypeError(
@@ -276,10 +278,11 @@ class CatBoostRanker:
             raise ValueError("early_stopping_rounds needs an eval_set to watch.")
         if valid is not None and params["eval_metric"] is None:
             raise ValueError(
-                f"{self.objective!r} has no default eval_metric: CatBoost's ERR and PFound read the labels "
-                "as probabilities in [0, 1] and cannot map grades to (2^r - 1)/2^max_grade. Pass "
-                "eval_metric= explicitly, e.g. CatBoostRanker(..., eval_metric='NDCG:top=5'), or ERR / "
-                "PFound on labels you mapped to probabilities yourself."
+                f"{self.objective!r} has no default eval_metric: no CatBoost metric string scores it (ERR "
+                "and PFound read the labels as probabilities in [0, 1] and cannot map grades to (2^r - 1)/"
+                "2^max_grade; QueryAUC counts every pair of different grades, not label > threshold). Pass "
+                "eval_metric= explicitly, e.g. CatBoostRanker(..., eval_metric='NDCG:top=5'), or "
+                "'QueryAUC:type=Ranking' on 0/1 labels."
             )
         self.engine_ = engine
         if engine == "native":
