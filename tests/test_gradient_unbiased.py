@@ -20,6 +20,8 @@ import stochrank
 from stochrank.kernels import ccs_query
 
 from .naive import (
+    naive_ap_metric_batch,
+    naive_auc_metric_batch,
     naive_cascade_metric_batch,
     naive_ccs_batch,
     naive_ccs_conditional_value,
@@ -167,9 +169,56 @@ def _filtered_case():
     )
 
 
+def _binary_cases():
+    """AUC, MAP, MAP@2 and precision@2 (issue 15): relevant = label > 0, graded labels for the shift."""
+    labels = np.array([0.0, 2.0, 0.0, 1.0, 0.0])
+    rel = labels > 0
+    f = np.array([0.3, 0.0, 0.3, -0.2, 0.1])
+    w = naive_position_weights("none", 8, 2)
+    return [
+        Case(
+            "auc",
+            lambda **kw: stochrank.auc(**kw),
+            f,
+            labels,
+            0.8,
+            lambda X: naive_auc_metric_batch(X, rel),
+            1.0,
+        ),
+        Case(
+            "map",
+            lambda **kw: stochrank.map(**kw),
+            f,
+            labels,
+            0.7,
+            lambda X: naive_ap_metric_batch(X, rel, 0),
+            1.0,
+        ),
+        Case(
+            "map@2",
+            lambda **kw: stochrank.map(2, **kw),
+            f,
+            labels,
+            0.9,
+            lambda X: naive_ap_metric_batch(X, rel, 2),
+            1.0,
+        ),
+        Case(
+            "precision@2",
+            lambda **kw: stochrank.precision(2, **kw),
+            f,
+            labels,
+            0.6,
+            _cascade(rel / 2.0, np.ones(5), w, 2),
+            1.0,
+        ),
+    ]
+
+
 CASES = {
     c.name: c
     for c in (
+        *_binary_cases(),
         _ndcg_case(),
         _err_case(),
         _pfound_case(),
@@ -189,6 +238,13 @@ PARAMS = [
     ("mrr@3", 0.0),
     ("mrr@3", 1.0),
     ("dcg-linear", 0.3),
+    ("auc", 0.0),
+    ("auc", 0.5),
+    ("map", 0.0),
+    ("map", 0.5),
+    ("map@2", 0.0),
+    ("precision@2", 0.0),
+    ("precision@2", 0.7),
     ("lso@2-input", None),
     ("filtered-dcg@3", None),
 ]
