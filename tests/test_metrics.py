@@ -715,7 +715,7 @@ GOOD = {"labels": [1.0, 0.0, 2.0], "scores": [0.3, 0.2, 0.1], "group": [3]}
         (lambda: M.map(**GOOD, ties="average"), ValueError, r"ties='average' is not supported"),
         (lambda: M.mrr(**GOOD, ties="average"), ValueError, r"ties='average' is not supported"),
         (lambda: M.mrr(**GOOD, threshold=np.nan), ValueError, r"'threshold'"),
-        (lambda: M.feval("auc"), ValueError, r"'metric' parameter of stochrank.metrics.feval"),
+        (lambda: M.feval("roc"), ValueError, r"'metric' parameter of stochrank.metrics.feval"),
         (lambda: M.feval("ndcg", gains="exp"), TypeError, r"unknown convention\(s\) \['gains'\].*'gain'"),
         (lambda: M.feval("err", ties="average"), ValueError, r"ties='average' is not supported"),
         (lambda: M.feval("precision", k=None), ValueError, r"'k' parameter"),
