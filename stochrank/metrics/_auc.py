@@ -75,6 +75,7 @@ def auc(
     threshold: float = 0.0,
     ties: str = "worst",
     empty: str = "skip",
+    tiebreak: Any = None,
     weight: Any = None,
     per_query: bool = False,
 ) -> float | np.ndarray:
@@ -97,13 +98,17 @@ def auc(
         sizes sum to ``n_documents``. Convert per-row query ids with :func:`group_sizes`.
     threshold : float, default 0.0
         Relevance border.
-    ties : {"worst", "input", "average"}, default "worst"
+    ties : {"worst", "input", "average", "key_descending", "key_ascending"}, default "worst"
         Pairs with equal scores. ``"worst"``: lower label first, so a tied pair counts 0 (CatBoost's
         pessimistic rule, and what StochasticRank's relevance shift converges to); ``"input"``: row
-        order; ``"average"``: a tied pair counts 1/2 (scikit-learn's ``roc_auc_score``).
+        order; ``"average"``: a tied pair counts 1/2 (scikit-learn's ``roc_auc_score``);
+        ``"key_descending"`` / ``"key_ascending"``: by the ``tiebreak`` key (trec_eval / MS MARCO).
     empty : {"skip", "one", "zero"}, default "skip"
         Value of a query without relevant or without irrelevant documents, where AUC is undefined
         (scikit-learn raises): ``"skip"`` leaves it out of the mean (NaN with ``per_query=True``).
+    tiebreak : array-like of shape (n_documents,) or None, default None
+        A key per document (numbers or strings, e.g. the docno) for ``ties="key_descending"`` /
+        ``"key_ascending"``; documents with equal score and key keep their row order.
     weight : array-like or None, default None
         Query weights: one per query, or one per row constant within each query. Non-negative.
     per_query : bool, default False
@@ -135,7 +140,9 @@ def auc(
     empty_score = empty_value(empty, "auc")
     tie_code = ties_code(ties, "auc", average_ok=True)
     threshold = check_real(threshold, "threshold", owner("auc"))
-    labels, scores, offsets, qweights = prepare(labels, scores, group, weight, "auc")
+    labels, scores, offsets, qweights = prepare(
+        labels, scores, group, weight, "auc", ties=ties, tiebreak=tiebreak
+    )
     values = run_parallel(
         _auc_parallel, scores.size, labels, scores, offsets, threshold, tie_code, empty_score
     )
