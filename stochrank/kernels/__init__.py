@@ -5,6 +5,8 @@ from .bipartite import bipartite_query
 from .ccs import ccs_query
 from .lso import lso_query
 from .softrank import (
+    add_spread_gradient,
+    query_spread,
     softrank_batch,
     softrank_linear_batch,
     softrank_linear_query,
@@ -38,6 +40,7 @@ __all__ = [
     "NO_CASCADE",
     "CascadeArrays",
     "SmoothingParams",
+    "add_spread_gradient",
     "bipartite_query",
     "booster_gradients",
     "ccs_query",
@@ -46,6 +49,7 @@ __all__ = [
     "lso_query",
     "mean_positive",
     "query_keys",
+    "query_spread",
     "smoothed_gradient",
     "softrank_batch",
     "softrank_linear_batch",

@@ -33,6 +33,13 @@ derivatives are 0 (the limits of the Gaussian ones away from a tie).
 **Linear discount over the whole list** (:func:`softrank_linear_query`, GP-Rank's training objective):
 with :math:`w_r = 1 - r/n` the value depends on the rank laws only through the expected ranks
 :math:`E[r_j] = \sum_i \pi_{ij}`, so it and its gradient cost O(n²) per query, without the recursion.
+
+**Variance relative to the query's spread** (:func:`query_spread`, :func:`add_spread_gradient`): with
+:math:`v_j = \sigma^2 s_q^2` for every document of query q, where
+:math:`s_q^2 = \frac1n\sum_{i\in q}(m_i - \bar m_q)^2`, V is invariant to scaling the query's scores, and
+its total derivative adds the variance path:
+:math:`\frac{dV}{dm_i} = \frac{\partial V}{\partial m_i}
++ \big(\sum_{j\in q}\frac{\partial V}{\partial v_j}\big)\,\sigma^2\,\frac{2(m_i - \bar m_q)}{n}`.
 """
 
 from __future__ import annotations
@@ -280,3 +287,45 @@ def softrank_linear_batch(
         for i in range(s, e):
             d_mean[i] *= c
             d_var[i] *= c
+
+
+@njit(cache=True, parallel=True)
+def query_spread(mean: FloatArray, offsets: IntArray, out: FloatArray) -> None:
+    """Write the root-mean-square deviation of each query's scores from their mean to ``out`` (0 if empty)."""
+    n_queries = offsets.size - 1
+    for qi in prange(n_queries):
+        s = offsets[qi]
+        e = offsets[qi + 1]
+        if e <= s:
+            out[qi] = 0.0
+            continue
+        centre = 0.0
+        for i in range(s, e):
+            centre += mean[i]
+        centre /= e - s
+        total = 0.0
+        for i in range(s, e):
+            total += (mean[i] - centre) ** 2
+        out[qi] = math.sqrt(total / (e - s))
+
+
+@njit(cache=True, parallel=True)
+def add_spread_gradient(
+    mean: FloatArray, offsets: IntArray, sigma2: float, d_var: FloatArray, d_mean: FloatArray
+) -> None:
+    r"""Add the variance path of :math:`v_j = \sigma^2 s_q^2` to ``d_mean`` (module docs), query by query."""
+    n_queries = offsets.size - 1
+    for qi in prange(n_queries):
+        s = offsets[qi]
+        e = offsets[qi + 1]
+        if e <= s:
+            continue
+        centre = 0.0
+        d_v = 0.0
+        for i in range(s, e):
+            centre += mean[i]
+            d_v += d_var[i]
+        centre /= e - s
+        factor = d_v * sigma2 * 2.0 / (e - s)
+        for i in range(s, e):
+            d_mean[i] += factor * (mean[i] - centre)

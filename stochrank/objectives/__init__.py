@@ -9,7 +9,7 @@
 * :mod:`._base` — the booster call shared by every objective (caches, weights, runs, SGLB).
 """
 
-from ._base import RankingObjective
+from ._base import RankingObjective, StartWarning
 from .binary import AUC, MAP, Precision, auc, map, precision
 from .cascade import DCG, ERR, LSO, MRR, NDCG, CascadeMetric, PFound
 from .constructors import dcg, err, lso, mrr, ndcg, pfound
@@ -34,6 +34,7 @@ __all__ = [
     "Smoothing",
     "SoftRankConfig",
     "SoftRankObjective",
+    "StartWarning",
     "StochasticRankObjective",
     "VarianceModel",
     "auc",

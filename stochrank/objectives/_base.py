@@ -14,7 +14,10 @@ once per training set) and the ascent direction of the metric at the current sco
   must be constant within a query, and a zero-weight query drops out);
 * per-dataset state (:class:`~._run.TrainingRun`: the encoding, the call counter, SGLB shrinkage) lives in
   a cache keyed weakly by the Dataset / DMatrix, which deep copies and pickles drop;
-* SGLB: Langevin noise and the shrinkage rescaling F/C_t (see :class:`~.sglb.SGLB`).
+* SGLB: Langevin noise and the shrinkage rescaling F/C_t (see :class:`~.sglb.SGLB`);
+* no silent collapse: at the first call of every training run, an ascent direction that is (nearly) zero
+  on every query whose metric can change raises a :class:`StartWarning` naming the likely cause and fix
+  (the booster would otherwise find no split and return a constant model without a word).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import threading
+import warnings
 from abc import ABC, abstractmethod
 from typing import Any, Generic, NamedTuple, TypeVar
 
@@ -34,7 +38,7 @@ from ..protocol import BoosterCall, DatasetCache, DatasetInfo
 from ._run import DatasetRuns, TrainingRun
 from .sglb import SGLB
 
-__all__ = ["Ascent", "RankingObjective"]
+__all__ = ["START_TOLERANCE", "Ascent", "RankingObjective", "StartWarning"]
 
 E = TypeVar("E")  # the per-dataset encoding of a subclass
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -53,6 +57,22 @@ class Ascent(NamedTuple):
 
 
 UNIT_HESSIAN: npt.NDArray[np.float64] = np.empty(0)
+
+# A first-call gradient below this fraction of the largest query scale (1/IDCG for NDCG) counts as zero.
+# Measured at all-zero scores on 100-300-document queries (benchmarks/RESULTS.md, "SoftRank on long
+# queries"): exact SoftRank@5 1e-11 of it (a constant model), StochasticRank's CCS 0.05 (it trains); the
+# smallest healthy start, sigma = 1e6 with the exact SoftRank of short queries, is about 1e-7.
+START_TOLERANCE = 1e-8
+
+
+class StartWarning(UserWarning):
+    """The gradients at the start of a training run are all (nearly) zero: the booster will not learn.
+
+    Raised by every stochrank objective at the first booster call of a run when the largest ascent
+    component over the queries whose metric can change is below ``START_TOLERANCE`` (1e-8) times the
+    largest query scale (1/IDCG for NDCG). Trees fitted to such gradients find no split, so the booster
+    returns a constant model. The message names the likely cause and the fix for the objective at hand.
+    """
 
 
 class RankingObjective(ABC, Generic[E]):
@@ -144,6 +164,31 @@ class RankingObjective(ABC, Generic[E]):
     def _check_start(self, info: DatasetInfo, preds: FloatArray) -> None:
         """Warn about the booster's starting scores (first call on a dataset); nothing by default."""
 
+    @abstractmethod
+    def _gradient_scale(self, encoding: E) -> float:
+        """Return the largest per-query scale of the ascent (1/IDCG for NDCG) over queries that can change.
+
+        0 when no query can change (nothing to warn about).
+        """
+
+    @abstractmethod
+    def _collapse_hint(self, encoding: E) -> str:
+        """Explain why this objective's gradients can vanish at the start, and what to change."""
+
+    def _check_start_gradient(self, ascent: FloatArray, encoding: E) -> None:
+        """Warn (:class:`StartWarning`) when the first call's ascent is (nearly) zero on every query."""
+        scale = self._gradient_scale(encoding)
+        peak = float(np.max(np.abs(ascent), initial=0.0))
+        if scale > 0.0 and not peak >= START_TOLERANCE * scale:
+            warnings.warn(
+                f"{self!r}: the gradients at the start of training are all (nearly) zero (largest "
+                f"|gradient| {peak:.3g}, below {START_TOLERANCE:g} x the largest query scale {scale:.3g}), "
+                "so the booster will find no split and return a constant model. "
+                f"{self._collapse_hint(encoding)}",
+                StartWarning,
+                stacklevel=3,
+            )
+
     # ------------------------------------------------------------------ booster call
     def __call__(
         self, a: Any, b: Any, weight: Any = None, group: Any = None
@@ -167,6 +212,8 @@ class RankingObjective(ABC, Generic[E]):
         run.begin_call(preds, sglb)
         call, scale = run.call, run.scale
         ascent, curvature = self._ascent(preds * scale if scale != 1.0 else preds, info, run.encoding, call)
+        if call == 0:
+            self._check_start_gradient(ascent, run.encoding)
         # Newton leaves: the Hessian's scale is set so that its mean over documents with curvature is 1,
         # which keeps min_sum_hessian_in_leaf / min_child_weight / lambda in per-document units.
         kappa = (

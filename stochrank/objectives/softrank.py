@@ -16,14 +16,13 @@ O(n²·k) per query and call (O(n³) with ``k=None``); see :func:`softrank` for 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from .._parallel import run_parallel
-from .._validation import check_choice, check_labels, check_optional_int, check_real, check_scores
+from .._validation import check_choice, check_labels, check_scores
 from ..conventions import (
     GainKind,
     check_graded_labels,
@@ -32,84 +31,19 @@ from ..conventions import (
     offsets_from_sizes,
     position_weights,
 )
-from ..kernels import softrank_batch
+from ..kernels import add_spread_gradient, softrank_batch
 from ..protocol import BoosterCall, DatasetInfo, training_features
 from ._base import UNIT_HESSIAN, Ascent, FloatArray, RankingObjective
 from ._docs import documented
 from ._run import DatasetRuns
-from ._variance import (
-    OWNER,
-    VarianceModel,
-    VarianceSpec,
-    check_features,
-    check_variance_array,
-    check_variance_model,
-    check_zero_variance,
-    variances,
-)
+from ._softrank_config import SoftRankConfig, TrainDiscount
+from ._softrank_start import collapse_hint, linear_direction, spreads
+from ._variance import OWNER, VarianceModel, check_features, check_zero_variance, variances
 from .constructors import ndcg
 from .sglb import SGLB
-from .smoothing import SIGMA_MAX, SIGMA_MIN, check_seed
 from .stochastic_rank import StochasticRankObjective
 
 __all__ = ["SoftRankConfig", "SoftRankObjective", "VarianceModel", "softrank"]
-
-TrainDiscount = Literal["log", "position", "linear"]
-
-
-@dataclass(frozen=True, eq=False)
-class SoftRankConfig:
-    """What a SoftRank objective optimises and how scores are uncertain (see :func:`softrank`).
-
-    Validated at construction; ``train_discount=None`` resolves to ``discount`` and ``sigma=None`` to 1
-    when no ``variance`` is given. A variance array is kept as a read-only copy.
-    """
-
-    k: int | None = None
-    sigma: float | None = None
-    variance: VarianceSpec = None
-    gain: GainKind = "exp"
-    discount: Literal["log", "position"] = "log"
-    train_discount: TrainDiscount | None = None
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        """Validate the parameters and resolve the defaults (dataclass hook)."""
-        set_ = object.__setattr__
-        set_(self, "k", check_optional_int(self.k, "k", OWNER, low=1, none_means="the whole list"))
-        check_choice(self.gain, "gain", OWNER, ("exp", "linear"))
-        check_choice(self.discount, "discount", OWNER, ("log", "position"))
-        chosen = self.discount if self.train_discount is None else self.train_discount
-        set_(
-            self,
-            "train_discount",
-            check_choice(chosen, "train_discount", OWNER, ("log", "position", "linear")),
-        )
-        if self.train_discount == "linear" and self.k is None:
-            raise ValueError(
-                f"train_discount='linear' of {OWNER} is D(r) = 1 - r/k and needs a cut-off: "
-                "pass k (e.g. k=10)."
-            )
-        if self.sigma is not None and self.variance is not None:
-            raise ValueError(
-                f"{OWNER} takes either sigma (a constant standard deviation) or variance, not both. "
-                "For a constant, sigma=s is the same as variance=s**2."
-            )
-        set_(self, "variance", _variance_spec(self.variance))
-        if self.variance is None:
-            sigma = 1.0 if self.sigma is None else self.sigma
-            set_(self, "sigma", check_real(sigma, "sigma", OWNER, low=SIGMA_MIN, high=SIGMA_MAX))
-        set_(self, "seed", check_seed(self.seed, OWNER))  # the exact method draws nothing; SGLB's noise does
-
-
-def _variance_spec(variance: Any) -> VarianceSpec:
-    if variance is None:
-        return None
-    if isinstance(variance, (int, float, np.floating, np.integer)) and not isinstance(variance, bool):
-        return check_real(variance, "variance", OWNER, low=SIGMA_MIN**2, high=SIGMA_MAX**2)
-    if isinstance(variance, VarianceModel) and not isinstance(variance, (np.ndarray, list, tuple)):
-        return check_variance_model(variance)
-    return check_variance_array(variance)
 
 
 class _Encoding(NamedTuple):
@@ -124,6 +58,7 @@ class _Encoding(NamedTuple):
     query_scale: FloatArray
     variance: FloatArray
     work: int
+    shortest: int  # documents in the shortest query whose NDCG can change (0: none)
 
 
 class SoftRankObjective(RankingObjective[_Encoding]):
@@ -204,7 +139,8 @@ class SoftRankObjective(RankingObjective[_Encoding]):
         gain = np.where(np.repeat(active, sizes), gain, 0.0)
         check_zero_variance(variance, offsets, active)
         eff = np.minimum(sizes, sizes if k is None else k)
-        return _Encoding(gain, pos_weight, scale, variance, int(np.sum(sizes * eff)))
+        shortest = int(sizes[active].min()) if active.any() else 0
+        return _Encoding(gain, pos_weight, scale, variance, int(np.sum(sizes * eff)), shortest)
 
     def _prepare(self, booster_call: BoosterCall[DatasetRuns[_Encoding]]) -> _Encoding:
         info = booster_call.info
@@ -216,6 +152,12 @@ class SoftRankObjective(RankingObjective[_Encoding]):
         return self._encode(info.labels, info.offsets, variance)
 
     # ------------------------------------------------------------------ gradients
+    def _variance(self, scores: FloatArray, offsets: npt.NDArray[np.int64], enc: _Encoding) -> FloatArray:
+        """Per-document variances: fixed, or σ² times the query's squared spread (``relative_sigma``)."""
+        if not self.config.relative_sigma:
+            return enc.variance
+        return np.repeat(self.config.base_variance * spreads(scores, offsets) ** 2, np.diff(offsets))
+
     def _batch(
         self, scores: FloatArray, offsets: npt.NDArray[np.int64], enc: _Encoding
     ) -> tuple[FloatArray, FloatArray, FloatArray]:
@@ -223,15 +165,42 @@ class SoftRankObjective(RankingObjective[_Encoding]):
         values = np.empty(offsets.size - 1)
         d_mean = np.empty(scores.size)
         d_var = np.empty(scores.size)
+        variance = self._variance(scores, offsets, enc)
         run_parallel(
             softrank_batch, enc.work,
-            scores, enc.variance, enc.gain, offsets, enc.pos_weight, -1 if k is None else k, enc.query_scale,
+            scores, variance, enc.gain, offsets, enc.pos_weight, -1 if k is None else k, enc.query_scale,
             values, d_mean, d_var,
         )  # fmt: skip
+        if self.config.relative_sigma:  # the variances move with the scores: their path is in the gradient
+            base = self.config.base_variance
+            run_parallel(add_spread_gradient, scores.size, scores, offsets, base, d_var, d_mean)
         return values, d_mean, d_var
 
     def _ascent(self, scores: FloatArray, info: DatasetInfo, encoding: _Encoding, call: int) -> Ascent:
-        return Ascent(self._batch(scores, info.offsets, encoding)[1], UNIT_HESSIAN)
+        offsets = info.offsets
+        # the start direction uses absolute variances: relative ones make its steps ~ 1/spread, huge at first
+        variance = (
+            np.full(scores.size, self.config.base_variance)
+            if self.config.relative_sigma
+            else encoding.variance
+        )
+        if call < self.config.warmup:
+            direction = linear_direction(scores, variance, encoding.gain, offsets, encoding.query_scale)
+            return Ascent(direction, UNIT_HESSIAN)
+        d_mean = self._batch(scores, offsets, encoding)[1]
+        if self.config.relative_sigma:  # a query with equal scores has no spread to be relative to
+            tied = (spreads(scores, offsets) == 0.0) & (encoding.query_scale > 0.0)
+            if tied.any():
+                scale = np.where(tied, encoding.query_scale, 0.0)
+                start = linear_direction(scores, variance, encoding.gain, offsets, scale)
+                d_mean = np.where(np.repeat(tied, np.diff(offsets)), start, d_mean)
+        return Ascent(d_mean, UNIT_HESSIAN)
+
+    def _gradient_scale(self, encoding: _Encoding) -> float:
+        return float(np.max(encoding.query_scale, initial=0.0))
+
+    def _collapse_hint(self, encoding: _Encoding) -> str:
+        return collapse_hint(encoding.shortest, self.config.k)
 
     def value_and_gradient(
         self, scores: Any, labels: Any, group: Any, *, X: Any = None
@@ -241,7 +210,8 @@ class SoftRankObjective(RankingObjective[_Encoding]):
         Returns ``(values, d_mean, d_var)``: ``values[q]`` the training SoftNDCG of query q (0 for
         queries whose NDCG cannot change: one document, equal labels, no gain), ``d_mean`` =
         :math:`\partial\,\mathrm{SoftNDCG}/\partial f_j` (the ascent direction a booster gets, before
-        weights) and ``d_var`` = :math:`\partial\,\mathrm{SoftNDCG}/\partial v_j`. ``X`` (the features,
+        weights; with ``relative_sigma`` it includes the spread's path) and ``d_var`` =
+        :math:`\partial\,\mathrm{SoftNDCG}/\partial v_j`. ``X`` (the features,
         2-D, one row per document) is needed only with a variance model.
         """
         labels = check_labels(labels, None, OWNER, low=-np.inf)
@@ -268,6 +238,8 @@ def softrank(
     gain: GainKind = "exp",
     discount: Literal["log", "position"] = "log",
     train_discount: TrainDiscount | None = None,
+    relative_sigma: bool = False,
+    warmup: int = 0,
     method: Literal["exact", "ccs"] = "exact",
     n_samples: int = 1,
     seed: int = 0,
@@ -314,6 +286,15 @@ def softrank(
         Discount used in the training objective (and its IDCG). Taylor et al. found that training with a
         discount milder than the evaluation one generalises better, and Guiver & Snelson train with a
         linear one: ``'linear'`` is :math:`D(r) = 1 - r/k` (needs ``k``).
+    relative_sigma : bool, default False
+        Make σ relative to each query's current score spread: :math:`v_j = \sigma^2 s_q^2` with
+        :math:`s_q` the root-mean-square deviation of query q's scores from their mean. SoftNDCG is then
+        invariant to scaling a query's scores, so it does not vanish while boosting's scores are small
+        (see "Long queries"). Needs a constant σ.
+    warmup : int, default 0
+        Number of booster calls at the start of each run that follow the whole-list linear SoftNDCG
+        instead (see "Long queries"); with ``relative_sigma``, a query whose scores are all equal follows
+        it at every call.
     method : {'exact', 'ccs'}
         ``'exact'``: the SoftRank recursion, O(n²·k) per query and call. ``'ccs'``: instead return
         ``stochrank.ndcg(k, sigma=σ, mu=0, sfa=0, hessian='unit', ...)``, the coordinate-conditional-sampling
@@ -348,17 +329,50 @@ def softrank(
     scores), so a Newton leaf would divide by sign-changing curvature; a unit Hessian keeps
     ``min_sum_hessian_in_leaf`` / ``min_child_weight`` counting documents.
 
+    **Long queries.** SoftRank treats the comparisons "i beats j" as independent, so among equal scores
+    (every booster's start) a document's rank is Binomial(n − 1, ½) and
+    :math:`P(r < k) = 2^{-(n-1)}\sum_{r<k}\binom{n-1}{r}` — about 1e-52 for n = 200, k = 5 (a random
+    permutation gives k/n). SoftNDCG@k's gradient then underflows, the booster finds no split and keeps a
+    constant model; the first call raises :class:`stochrank.StartWarning`. The remedy,
+    ``softrank(k, relative_sigma=True, warmup=100)``:
+
+    * ``warmup=W``: the first W booster calls of a run follow the gradient of the whole-list SoftNDCG with
+      the linear discount :math:`D(r) = 1 - r/n` (at the variances σ², scaled by 1/IDCG@k), which depends
+      on the rank laws only through :math:`E[r_j] = \sum_i \pi_{ij}` and never vanishes (at small scores
+      it is close to the centred gains: a pointwise start);
+    * ``relative_sigma=True``: :math:`v_j = \sigma^2 s_q^2`,
+      :math:`s_q^2 = \frac1n\sum_{i\in q}(f_i - \bar f_q)^2`, so SoftNDCG@k is invariant to scaling a
+      query's scores and stays sharp however small boosting keeps them; its exact gradient adds the
+      spread's path, :math:`\frac{d}{df_i} = \frac{\partial}{\partial f_i} + \big(\sum_{j\in q}
+      \frac{\partial}{\partial v_j}\big)\,\sigma^2\,\frac{2(f_i - \bar f_q)}{n}`. A query whose
+      scores are all equal has no spread and follows the whole-list linear direction.
+
+    Measured (``python benchmarks/softrank_long_queries.py``, ``benchmarks/RESULTS.md``; LightGBM,
+    synthetic queries of 100-300 documents): the default stops at a constant-like model, the remedy
+    trains far above a random ranking, and the CCS estimate (``stochrank.ndcg(k)`` or ``method='ccs'``),
+    which needs no remedy, is better still. With ``relative_sigma`` alone (no warm-up) the steps are
+    :math:`\propto 1/s_q`, huge while the scores are tiny; with a warm-up of the relative linear SoftNDCG
+    they are too (measured: NDCG@5 0.29-0.30, below one tree of the absolute one), hence the absolute
+    warm-up.
+
     **Variance.** Variances are fixed during boosting (the booster only moves the means). With a
     constant σ, what matters is σ against the score scale. Two documents of one query with zero variance
     would compare by a step with no gradient, so that is rejected.
     """
-    config = SoftRankConfig(k, sigma, variance, gain, discount, train_discount, seed)
+    config = SoftRankConfig(
+        k, sigma, variance, gain, discount, train_discount, seed, relative_sigma=relative_sigma, warmup=warmup
+    )
     if check_choice(method, "method", OWNER, ("exact", "ccs")) == "exact":
         if n_samples != 1:
             raise ValueError(
                 f"n_samples of {OWNER} applies to method='ccs' only: the exact method draws no samples."
             )
         return SoftRankObjective(config, sglb)
+    if config.relative_sigma or config.warmup:
+        raise ValueError(
+            f"relative_sigma and warmup of {OWNER} apply to method='exact' only: the CCS estimate does not "
+            f"vanish at equal scores (got relative_sigma={config.relative_sigma}, warmup={config.warmup})."
+        )
     if config.variance is not None and not isinstance(config.variance, float):
         raise ValueError(
             f"{OWNER}(method='ccs') needs a constant variance (sigma=... or variance=<float>): the CCS "

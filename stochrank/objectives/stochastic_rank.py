@@ -166,6 +166,17 @@ class StochasticRankObjective(RankingObjective[CascadeArrays]):
         )  # fmt: skip
         return Ascent(out, curv)
 
+    def _gradient_scale(self, encoding: CascadeArrays) -> float:
+        return float(np.max(encoding.query_scale[encoding.active], initial=0.0))
+
+    def _collapse_hint(self, encoding: CascadeArrays) -> str:
+        return (
+            "The CCS estimate is zero only where no noise draw of scale sigma can move a document across "
+            "a position that changes the metric: the starting scores (init_score / base_margin) are "
+            f"spread far more than sigma={self.smoothing.sigma:g}. Start from zero scores, or raise sigma "
+            "to the scale of the starting scores."
+        )
+
     def derivatives(self, scores: Any, labels: Any, group: Any, *, call: int = 0) -> Ascent:
         r"""CCS estimate of :math:`\nabla_f E[M(f - \sigma\mu r + \sigma\varepsilon)]` and its curvature.
 
