@@ -185,6 +185,7 @@ def test_softrank_at_5_trains_on_long_queries_with_the_remedy_and_collapses_with
     with warnings.catch_warnings():
         warnings.simplefilter("error", StartWarning)
         trained = fit(softrank(5, relative_sigma=True, warmup=20))
-    assert np.ptp(collapsed) < 1e-20  # the trees fitted underflowed gradients: the scores never moved
+    # the trees fitted underflowed gradients: the scores moved by ~1e-27, which any offset of order 1 erases
+    assert np.ptp(collapsed) < 1e-20
+    assert _ndcg5(yt, 1.0 + collapsed, st) <= random  # all tied: worst ties rank below random
     assert _ndcg5(yt, trained, st) > random + 0.5
-    assert _ndcg5(yt, trained, st) > _ndcg5(yt, collapsed, st) + 0.4
