@@ -759,12 +759,12 @@ def test_feval_return_forms_and_copies():
     scores = np.random.default_rng(15).integers(0, 3, size=y.size).astype(np.float64)
     expected = M.ndcg(y, scores, sizes, k=3, ties="input", weight=weight)
     m = M.feval("ndcg", k=3, ties="input")
-    assert m.name == "ndcg@3" and M.feval("map", k=None).name == "map"
+    assert m.name == "sr-ndcg@3" and M.feval("map", k=None).name == "sr-map"
     ds = lgb.Dataset(X, y, group=sizes, weight=np.repeat(weight, sizes)).construct()
     name, value, higher_better = m(scores, ds)
-    assert (name, higher_better) == ("ndcg@3", True) and value == pytest.approx(expected, rel=1e-12)
+    assert (name, higher_better) == ("sr-ndcg@3", True) and value == pytest.approx(expected, rel=1e-12)
     dm = xgb.DMatrix(X, y, group=sizes, weight=weight)
-    assert m(scores, dm) == ("ndcg@3", pytest.approx(expected, rel=1e-12))
+    assert m(scores, dm) == ("sr-ndcg@3", pytest.approx(expected, rel=1e-12))
     for clone in (pickle.loads(pickle.dumps(m)), copy.deepcopy(m)):  # after use: the cache is not copied
         assert repr(clone) == repr(m) == "feval('ndcg', k=3, ties='input')"
         assert clone(scores, dm) == m(scores, dm)
@@ -792,7 +792,7 @@ def test_feval_drives_lightgbm_train_early_stopping():
         feval=m,
         callbacks=[lgb.early_stopping(5, verbose=False), lgb.record_evaluation(history)],
     )
-    curve = history["valid_0"]["ndcg@5"]
+    curve = history["valid_0"]["sr-ndcg@5"]
     assert 1 <= booster.best_iteration < 200 and len(curve) == booster.best_iteration + 5
     assert curve[booster.best_iteration - 1] == max(curve)
     best_scores = booster.predict(Xv, num_iteration=booster.best_iteration, raw_score=True)
@@ -816,7 +816,7 @@ def test_feval_drives_lgbmranker_fit():
         eval_metric=M.feval("ndcg", k=5, gain="linear"),
         callbacks=[lgb.early_stopping(5, verbose=False)],
     )
-    curve = ranker.evals_result_["valid_0"]["ndcg@5"]
+    curve = ranker.evals_result_["valid_0"]["sr-ndcg@5"]
     assert 1 <= ranker.best_iteration_ < 200 and curve[ranker.best_iteration_ - 1] == max(curve)
     scores = ranker.predict(Xv, raw_score=True)  # predicts with the best iteration
     expected = M.ndcg(yv, scores, sizes_v, k=5, gain="linear")
@@ -839,8 +839,8 @@ def test_feval_drives_xgboost_train_early_stopping():
         evals_result=history,
         verbose_eval=False,
     )
-    curve = history["v"]["ndcg@5"]
-    assert list(history["v"]) == ["ndcg@5"]
+    curve = history["v"]["sr-ndcg@5"]
+    assert list(history["v"]) == ["sr-ndcg@5"]
     assert 0 <= bst.best_iteration < 199 and len(curve) == bst.best_iteration + 6
     assert curve[bst.best_iteration] == max(curve)
     scores = bst.predict(dvalid, output_margin=True, iteration_range=(0, bst.best_iteration + 1))

@@ -134,7 +134,7 @@ def train_lightgbm(
     def predict(split: Any) -> npt.NDArray[np.float64]:
         return _scores(model.predict(split.X, num_iteration=best))
 
-    return Fit(_scores(history["vali"][f"ndcg@{settings.k}"]), best, predict(data.vali), predict(data.test))
+    return Fit(_scores(history["vali"][settings.feval().name]), best, predict(data.vali), predict(data.test))
 
 
 def train_xgboost(
@@ -164,7 +164,7 @@ def train_xgboost(
         matrix = xgb.DMatrix(split.X, nthread=threads)
         return _scores(model.predict(matrix, iteration_range=(0, best), output_margin=True))
 
-    return Fit(_scores(history["vali"][f"ndcg@{settings.k}"]), best, predict(data.vali), predict(data.test))
+    return Fit(_scores(history["vali"][settings.feval().name]), best, predict(data.vali), predict(data.test))
 
 
 def train_catboost(

@@ -30,6 +30,8 @@ METRICS: dict[str, Callable[..., Any]] = {
 # Arguments a booster supplies (data, weights) or that BoosterMetric fixes itself.
 # ``tiebreak`` is a per-row key of one data set: a booster evaluates several, whose rows it does not name.
 _NOT_CONVENTIONS = frozenset({"labels", "scores", "group", "k", "weight", "per_query", "tiebreak"})
+# Prefix of the names boosters log for these metrics, e.g. 'sr-ndcg@5' next to LightGBM's own 'ndcg@5'.
+NAME_PREFIX = "sr-"
 
 
 class BoosterMetric:
@@ -51,7 +53,10 @@ class BoosterMetric:
     Attributes
     ----------
     name : str
-        ``"<metric>@<k>"``, or ``"<metric>"`` when ``k`` is None: the name boosters log.
+        ``"sr-<metric>@<k>"``, or ``"sr-<metric>"`` when ``k`` is None: the name boosters log. The ``sr-``
+        prefix keeps it apart from the boosters' built-in metrics (LightGBM and XGBoost call theirs
+        ``ndcg@5``): LightGBM keys its evaluation results and early stopping by name, and one name for two
+        metrics breaks both.
     """
 
     def __init__(self, metric: str, k: int | None, conventions: dict[str, Any]) -> None:
@@ -88,8 +93,8 @@ class BoosterMetric:
 
     @property
     def name(self) -> str:
-        """The name boosters log, e.g. ``'ndcg@5'``."""
-        return self.metric if self.k is None else f"{self.metric}@{self.k}"
+        """The name boosters log, e.g. ``'sr-ndcg@5'`` (never a booster's built-in name)."""
+        return f"{NAME_PREFIX}{self.metric}" if self.k is None else f"{NAME_PREFIX}{self.metric}@{self.k}"
 
     def __call__(
         self, a: Any, b: Any, weight: Any = None, group: Any = None
@@ -173,6 +178,6 @@ def feval(metric: str = "ndcg", *, k: int | None = 5, **conventions: Any) -> Boo
     --------
     >>> from stochrank.metrics import feval
     >>> feval("ndcg", k=10, ties="input").name
-    'ndcg@10'
+    'sr-ndcg@10'
     """
     return BoosterMetric(metric, k, conventions)
