@@ -191,3 +191,31 @@ def test_mrr_objective_and_metric_share_one_label_rule(data):
         stochrank.mrr().gradient(scores, labels, sizes)
     with pytest.raises(ValueError, match=r"stochrank\.mrr needs labels in \[0\.0, inf\]"):
         stochrank.mrr(k=3)(scores, lgb.Dataset(X, labels, group=sizes).construct())
+
+
+@pytest.mark.parametrize("objective", [stochrank.ndcg(k=5), "rank:ndcg"], ids=["stochrank", "xgboost"])
+def test_xgbranker_checks_queries_and_weights_before_xgboost(data, objective):
+    """Unsorted qid, per-row weights and group=qid reached XGBoost's C++ checks (issue 11, item 4)."""
+    X, y, sizes, qid = data
+    ranker = stochrank.xgboost.XGBRanker(objective=objective, n_estimators=3, max_depth=2, n_jobs=1)
+    reference = ranker.fit(X, y, qid=qid).predict(X)
+    # Contiguous queries whose ids are not sorted (XGBoost's qid must be) train the same model.
+    shuffled_ids = np.random.default_rng(0).permutation(sizes.size)[qid]
+    np.testing.assert_array_equal(ranker.fit(X, y, qid=shuffled_ids).predict(X), reference)
+    # Weights constant within a query, given per row (the README promises that works) = per query.
+    w = np.random.default_rng(1).uniform(0.5, 2.0, sizes.size)
+    per_query = ranker.fit(X, y, group=sizes, sample_weight=w).predict(X)
+    np.testing.assert_array_equal(
+        ranker.fit(X, y, qid=qid, sample_weight=np.repeat(w, sizes)).predict(X), per_query
+    )
+    assert not np.array_equal(per_query, reference)  # the weights did something
+    with pytest.raises(ValueError, match=r"'group' sums to .* not query ids.*stochrank\.group_sizes\(qid\)"):
+        ranker.fit(X, y, group=qid + 1)
+    with pytest.raises(ValueError, match=r"query 0 in 'qid' are not contiguous.*argsort"):
+        ranker.fit(X, y, qid=np.r_[qid[1:], qid[:1]])
+    with pytest.raises(ValueError, match=r"'sample_weight' varies within query 0"):
+        ranker.fit(X, y, qid=qid, sample_weight=np.arange(y.size, dtype=float))
+    with pytest.raises(ValueError, match=r"Got both 'group' and 'qid'"):
+        ranker.fit(X, y, group=sizes, qid=qid)
+    with pytest.raises(ValueError, match=r"'eval_qid\[0\]' has 5 entries but there are \d+ rows"):
+        ranker.fit(X, y, qid=qid, eval_set=[(X, y)], eval_qid=[qid[:5]])

@@ -6,7 +6,14 @@ positions and read query structure through these functions, so a convention (the
 """
 
 from .discounts import DISCOUNTS, position_weights
-from .queries import check_offsets, group_sizes, offsets_from_qid, offsets_from_sizes, query_weights
+from .queries import (
+    check_offsets,
+    group_sizes,
+    offsets_from_qid,
+    offsets_from_sizes,
+    query_offsets,
+    query_weights,
+)
 from .relevance import (
     MAX_EXP_LABEL,
     GainKind,
@@ -32,6 +39,7 @@ __all__ = [
     "offsets_from_qid",
     "offsets_from_sizes",
     "position_weights",
+    "query_offsets",
     "query_weights",
     "stop_probabilities",
 ]

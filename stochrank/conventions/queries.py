@@ -11,7 +11,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["check_offsets", "group_sizes", "offsets_from_qid", "offsets_from_sizes", "query_weights"]
+__all__ = [
+    "check_offsets",
+    "group_sizes",
+    "offsets_from_qid",
+    "offsets_from_sizes",
+    "query_offsets",
+    "query_weights",
+]
 
 
 def offsets_from_sizes(group: Any, n_rows: int, name: str = "group") -> np.ndarray:
@@ -68,6 +75,32 @@ def offsets_from_qid(qid: Any, name: str = "qid") -> np.ndarray:
             f"X, y, {name} = X[order], y[order], {name}[order]."
         )
     return offsets
+
+
+def query_offsets(
+    n_rows: int, *, group: Any = None, qid: Any = None, group_name: str = "group", qid_name: str = "qid"
+) -> np.ndarray | None:
+    """Query boundaries from ``group`` (documents per query) or ``qid`` (one id per row); None without either.
+
+    ``qid`` needs contiguous queries, not sorted ids. Both at once, a ``qid`` of the wrong length or sizes
+    that do not add up to ``n_rows`` (e.g. query ids passed as ``group``) raise ``ValueError`` naming the fix.
+    """
+    if group is not None and qid is not None:
+        raise ValueError(
+            f"Got both '{group_name}' and '{qid_name}': pass one of them ('{group_name}': documents per "
+            f"query in row order; '{qid_name}': one query id per row)."
+        )
+    if qid is not None:
+        offsets = offsets_from_qid(qid, qid_name)
+        if offsets[-1] != n_rows:
+            raise ValueError(
+                f"'{qid_name}' has {offsets[-1]} entries but there are {n_rows} rows: give one query id per "
+                "row."
+            )
+        return offsets
+    if group is not None:
+        return offsets_from_sizes(group, n_rows, group_name)
+    return None
 
 
 def query_weights(weight: Any, offsets: np.ndarray, name: str = "weight") -> np.ndarray | None:

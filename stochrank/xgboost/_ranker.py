@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import xgboost as xgb
 
-from ..conventions import offsets_from_qid
+from ..conventions import query_offsets, query_weights
 from ..metrics import BoosterMetric, feval
 from ..objectives import RankingObjective
 
@@ -25,20 +26,43 @@ __all__ = ["XGBRanker"]
 _DEFAULT_ETA = 0.3  # xgboost's default learning rate
 
 
-def _has_groups(group: Any, qid: Any) -> bool:
-    return group is not None or qid is not None
+_TRAIN_NAMES = ("group", "qid", "sample_weight")
 
 
-def _is_numeric(qid: Any) -> bool:
-    return qid is None or np.asarray(qid).dtype.kind in "biuf"
+def _eval_names(i: int) -> tuple[str, str, str]:
+    return f"eval_group[{i}]", f"eval_qid[{i}]", f"sample_weight_eval_set[{i}]"
 
 
-def _run_sizes(qid: Any, name: str) -> npt.NDArray[np.int64]:
-    """Sizes of the contiguous runs of equal query ids (XGBoost reads only numeric qid).
+def _entry(values: Sequence[Any] | None, i: int) -> Any:
+    """Return ``values[i]``, or None when there is no such entry (one list entry per eval set)."""
+    return values[i] if values is not None and i < len(values) else None
 
-    Rows of a query that are not adjacent raise, naming ``name`` and how to reorder them.
-    """
-    return np.diff(offsets_from_qid(np.asarray(qid).reshape(-1), name))
+
+@dataclass(frozen=True)
+class _RankingSet:
+    """One data set with its query structure checked: XGBoost gets query sizes and per-query weights."""
+
+    X: Any
+    y: Any
+    sizes: npt.NDArray[np.int64]
+    weights: npt.NDArray[np.float64] | None
+
+    @classmethod
+    def of(
+        cls, X: Any, y: Any, group: Any, qid: Any, weight: Any, names: tuple[str, str, str]
+    ) -> _RankingSet | None:
+        """Check a data set's queries and weights (None without a query structure).
+
+        Contiguous but unsorted ``qid`` become query sizes (XGBoost's own ``qid`` must be sorted), weights
+        constant within each query become one per query (XGBoost wants that for ranking).
+        """
+        group_name, qid_name, weight_name = names
+        offsets = query_offsets(
+            int(np.shape(X)[0]), group=group, qid=qid, group_name=group_name, qid_name=qid_name
+        )
+        if offsets is None:
+            return None
+        return cls(X, y, np.diff(offsets), query_weights(weight, offsets, weight_name))
 
 
 class XGBRanker(xgb.XGBRanker):
@@ -92,37 +116,36 @@ class XGBRanker(xgb.XGBRanker):
     ) -> XGBRanker:
         """Fit like ``xgboost.XGBRanker.fit``; with a stochrank objective train with ``xgb.train(obj=...)``.
 
-        ``group`` are query sizes, ``qid`` one (sorted) query id per row; ``sample_weight`` one weight per
-        query. Each ``eval_set[i]`` needs ``eval_group[i]`` or ``eval_qid[i]``. String query ids (which
-        XGBoost's DMatrix refuses) are read as the contiguous runs of equal ids and passed to XGBoost as
-        ``group`` sizes; for ``xgb.train`` convert them yourself: ``group=stochrank.group_sizes(qid)``.
+        ``group`` are query sizes, ``qid`` one query id per row (a query's rows contiguous; the ids need not
+        be sorted, unlike XGBoost's own ``qid``, and may be strings, which XGBoost's DMatrix refuses);
+        ``sample_weight`` one weight per query, or one per row constant within each query. Each
+        ``eval_set[i]`` needs ``eval_group[i]`` or ``eval_qid[i]``. The query structure and weights are
+        checked here, so mistakes get a message naming the fix instead of an XGBoost stack trace; XGBoost
+        then gets query sizes and per-query weights. For ``xgb.train`` convert string ids yourself:
+        ``group=stochrank.group_sizes(qid)``.
         """
-        if not _has_groups(group, qid):
+        train = _RankingSet.of(X, y, group, qid, sample_weight, _TRAIN_NAMES)
+        if train is None:
             raise ValueError(
                 "XGBRanker.fit needs the query structure: pass group=<sizes> or qid=<one id per row>."
             )
-        # String query ids: XGBoost's DMatrix refuses them ("Unicode-N is not supported").
-        if group is None and not _is_numeric(qid):
-            group, qid = _run_sizes(qid, "qid"), None
-        if eval_group is None and eval_qid is not None and not all(_is_numeric(q) for q in eval_qid):
-            eval_group = [
-                None if q is None else _run_sizes(q, f"eval_qid[{i}]") for i, q in enumerate(eval_qid)
-            ]
-            eval_qid = None
-        n_eval = len(eval_set) if eval_set is not None else 0
-        for i in range(n_eval):
-            g = eval_group[i] if eval_group is not None and i < len(eval_group) else None
-            q = eval_qid[i] if eval_qid is not None and i < len(eval_qid) else None
-            if not _has_groups(g, q):
+        evals: list[_RankingSet] = []
+        for i, (Xe, ye) in enumerate(eval_set or ()):
+            names = _eval_names(i)
+            g, q, w = (_entry(seq, i) for seq in (eval_group, eval_qid, sample_weight_eval_set))
+            valid = _RankingSet.of(Xe, ye, g, q, w, names)
+            if valid is None:
                 raise ValueError(
                     f"eval_set[{i}] has no query structure: pass eval_group=[sizes, ...] "
                     "or eval_qid=[qid, ...] with one entry per eval set (ranking metrics are per query)."
                 )
+            evals.append(valid)
+        eval_weights = [e.weights for e in evals] if any(e.weights is not None for e in evals) else None
         if not callable(self.objective):
             return super().fit(
-                X, y, group=group, qid=qid, sample_weight=sample_weight, base_margin=base_margin,
-                eval_set=eval_set, eval_group=eval_group, eval_qid=eval_qid, verbose=verbose,
-                xgb_model=xgb_model, sample_weight_eval_set=sample_weight_eval_set,
+                train.X, y, group=train.sizes, sample_weight=train.weights, base_margin=base_margin,
+                eval_set=[(e.X, e.y) for e in evals] or None, eval_group=[e.sizes for e in evals] or None,
+                verbose=verbose, xgb_model=xgb_model, sample_weight_eval_set=eval_weights,
                 base_margin_eval_set=base_margin_eval_set, feature_weights=feature_weights,
             )  # fmt: skip
 
@@ -139,38 +162,18 @@ class XGBRanker(xgb.XGBRanker):
             params["eval_metric"] = metric
         objective = self._objective_with_learning_rate(params)
 
-        def dmatrix(data: Any, label: Any, g: Any, q: Any, w: Any, m: Any) -> xgb.DMatrix:
-            return xgb.DMatrix(
-                data,
-                label,
-                group=g,
-                qid=q,
-                weight=w,
-                base_margin=m,
-                missing=self.missing,
-                nthread=self.n_jobs,
-                enable_categorical=self.enable_categorical,
-                feature_types=self.feature_types,
-            )
-
-        dtrain = dmatrix(X, y, group, qid, sample_weight, base_margin)
+        dtrain = self._dmatrix(train, base_margin)
         if feature_weights is not None:
             dtrain.set_info(feature_weights=feature_weights)
-        evals = []
-        for i in range(n_eval):
-            Xe, ye = eval_set[i]  # type: ignore[index]
-            g = eval_group[i] if eval_group is not None and i < len(eval_group) else None
-            q = eval_qid[i] if eval_qid is not None and i < len(eval_qid) else None
-            w = sample_weight_eval_set[i] if sample_weight_eval_set is not None else None
-            m = base_margin_eval_set[i] if base_margin_eval_set is not None else None
-            evals.append((dmatrix(Xe, ye, g, q, w, m), f"validation_{i}"))
+        margins = base_margin_eval_set or ()
+        dvalid = [(self._dmatrix(e, _entry(margins, i)), f"validation_{i}") for i, e in enumerate(evals)]
 
         evals_result: dict[str, Any] = {}
         self._Booster = xgb.train(
             params,
             dtrain,
             num_boost_round=self.get_num_boosting_rounds(),
-            evals=evals,
+            evals=dvalid,
             obj=objective,
             custom_metric=custom_metric,
             maximize=True if custom_metric is not None else None,
@@ -182,6 +185,19 @@ class XGBRanker(xgb.XGBRanker):
         )
         self.evals_result_ = evals_result
         return self
+
+    def _dmatrix(self, data: _RankingSet, base_margin: Any) -> xgb.DMatrix:
+        return xgb.DMatrix(
+            data.X,
+            data.y,
+            group=data.sizes,
+            weight=data.weights,
+            base_margin=base_margin,
+            missing=self.missing,
+            nthread=self.n_jobs,
+            enable_categorical=self.enable_categorical,
+            feature_types=self.feature_types,
+        )
 
     def _default_metric(self) -> str | BoosterMetric:
         # XGBoost's bare "ndcg" truncates every list at 32 documents (lambdarank_num_pair_per_sample's
