@@ -219,3 +219,18 @@ def test_xgbranker_checks_queries_and_weights_before_xgboost(data, objective):
         ranker.fit(X, y, group=sizes, qid=qid)
     with pytest.raises(ValueError, match=r"'eval_qid\[0\]' has 5 entries but there are \d+ rows"):
         ranker.fit(X, y, qid=qid, eval_set=[(X, y)], eval_qid=[qid[:5]])
+
+
+def test_a_constructor_passed_as_the_objective_says_call_it(data):
+    """lgb.train({"objective": stochrank.ndcg}) said 'ndcg() takes from 0 to 1 positional arguments'."""
+    X, y, sizes, qid = data
+    call_it = r"stochrank\.{} is the function that makes an objective.*call it, stochrank\.{}\(k=\.\.\.\)"
+    with pytest.raises(TypeError, match=call_it.format("ndcg", "ndcg")):
+        lgb.train({"objective": stochrank.ndcg, "verbose": -1}, lgb.Dataset(X, y, group=sizes), 2)
+    with pytest.raises(TypeError, match=call_it.format("softrank", "softrank")):
+        xgb.train({}, xgb.DMatrix(X, y, group=sizes), 2, obj=stochrank.softrank)
+    with pytest.raises(TypeError, match=call_it.format("mrr", "mrr")):
+        stochrank.xgboost.XGBRanker(objective=stochrank.mrr, n_estimators=2).fit(X, y, qid=qid)
+    with pytest.raises(TypeError, match=call_it.format("err", "err")):
+        stochrank.catboost.CatBoostRanker(stochrank.err, iterations=2).fit(X, y, group_id=qid)
+    assert stochrank.ndcg(5).k == 5  # k stays positional

@@ -11,6 +11,7 @@ import numpy.typing as npt
 
 from .._validation import check_choice, check_int
 from ..metrics import BoosterMetric
+from ..objectives._docs import check_not_constructor
 from ._data import _RankingData, eval_data
 from ._engine import MAXIMISED_METRICS, UNSUPPORTED_PARAMS, Fitted, StochrankEngine, fit_native
 from ._native import (
@@ -141,6 +142,7 @@ class CatBoostRanker:
                 "stochrank.ndcg(k=5). To watch a metric, pass a CatBoost metric string as eval_metric, e.g. "
                 "eval_metric='NDCG:top=5'."
             )
+        check_not_constructor(self.objective)
         if isinstance(self.objective, str) or not callable(self.objective):
             raise TypeError(
                 f"CatBoostRanker's objective must be a stochrank objective such as stochrank.ndcg(k=5) (or a "

@@ -20,6 +20,7 @@ import xgboost as xgb
 from ..conventions import query_offsets, query_weights
 from ..metrics import BoosterMetric, feval
 from ..objectives import RankingObjective
+from ..objectives._docs import check_not_constructor
 
 __all__ = ["XGBRanker"]
 
@@ -124,6 +125,7 @@ class XGBRanker(xgb.XGBRanker):
         then gets query sizes and per-query weights. For ``xgb.train`` convert string ids yourself:
         ``group=stochrank.group_sizes(qid)``.
         """
+        check_not_constructor(self.objective)
         train = _RankingSet.of(X, y, group, qid, sample_weight, _TRAIN_NAMES)
         if train is None:
             raise ValueError(
