@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import lightgbm as lgb
 import numpy as np
@@ -234,3 +235,29 @@ def test_a_constructor_passed_as_the_objective_says_call_it(data):
     with pytest.raises(TypeError, match=call_it.format("err", "err")):
         stochrank.catboost.CatBoostRanker(stochrank.err, iterations=2).fit(X, y, group_id=qid)
     assert stochrank.ndcg(5).k == 5  # k stays positional
+
+
+def test_every_query_of_one_document_warns(data):
+    """LightGBM trained a constant model without a word, CatBoost stopped with 'Too few sampling units'."""
+    X, y, sizes, _ = data
+    ones = np.ones(y.size, dtype=np.int64)
+    nothing = r"Every query of the .* has one document .*nothing to rank.*group_sizes\(qid\)"
+    with pytest.warns(UserWarning, match=nothing):
+        booster = lgb.train(
+            {"objective": stochrank.ndcg(k=5), "verbose": -1}, lgb.Dataset(X, y, group=ones), 3
+        )
+    assert np.all(booster.predict(X) == 0.0)  # the useless model it warns about
+    with pytest.warns(UserWarning, match=nothing):
+        lgb.LGBMRanker(objective=stochrank.ndcg(k=5), n_estimators=2, verbose=-1).fit(X, y, group=ones)
+    with pytest.warns(UserWarning, match=nothing):
+        xgb.train({"base_score": 0.0}, xgb.DMatrix(X, y, group=ones), 2, obj=stochrank.ndcg(k=5))
+    for engine in ("native", "stochrank"):
+        ranker = stochrank.catboost.CatBoostRanker(
+            stochrank.ndcg(k=5), engine=engine, iterations=2, bootstrap_type="No", thread_count=1
+        )
+        with pytest.warns(UserWarning, match=nothing):
+            ranker.fit(X, y, group=ones)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        lgb.train({"objective": stochrank.ndcg(k=5), "verbose": -1}, lgb.Dataset(X, y, group=sizes), 2)
+    assert not [w for w in caught if "Every query" in str(w.message)]

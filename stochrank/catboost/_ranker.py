@@ -10,6 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._validation import check_choice, check_int
+from ..conventions import warn_if_nothing_to_rank
 from ..metrics import BoosterMetric
 from ..objectives._docs import check_not_constructor
 from ._data import _RankingData, eval_data
@@ -287,7 +288,8 @@ class CatBoostRanker:
                 "'QueryAUC:type=Ranking' on 0/1 labels."
             )
         self.engine_ = engine
-        if engine == "native":
+        if engine == "native":  # the stochrank engine's objective call warns (stochrank.protocol)
+            warn_if_nothing_to_rank(train.offsets, "training set", stacklevel=2)
             fitted = fit_native(self.objective, train, valid, params)
         else:
             sglb = objective_settings(self.objective).sglb

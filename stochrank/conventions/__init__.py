@@ -13,6 +13,7 @@ from .queries import (
     offsets_from_sizes,
     query_offsets,
     query_weights,
+    warn_if_nothing_to_rank,
 )
 from .relevance import (
     MAX_EXP_LABEL,
@@ -42,4 +43,5 @@ __all__ = [
     "query_offsets",
     "query_weights",
     "stop_probabilities",
+    "warn_if_nothing_to_rank",
 ]

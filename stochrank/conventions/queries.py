@@ -7,6 +7,7 @@ by those boundaries.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,7 @@ __all__ = [
     "offsets_from_sizes",
     "query_offsets",
     "query_weights",
+    "warn_if_nothing_to_rank",
 ]
 
 
@@ -101,6 +103,24 @@ def query_offsets(
     if group is not None:
         return offsets_from_sizes(group, n_rows, group_name)
     return None
+
+
+def warn_if_nothing_to_rank(offsets: np.ndarray, what: str, stacklevel: int = 2) -> None:
+    """Warn when every query of a data set has one document: nothing to rank, a constant model follows.
+
+    Boosters do not say so: LightGBM and XGBoost silently train a constant model, CatBoost stops with "Too
+    few sampling units". Usually the query structure is wrong (one id per row, or sizes of 1).
+    """
+    n_queries = offsets.size - 1
+    if n_queries > 1 and offsets[-1] == n_queries:
+        warnings.warn(
+            f"Every query of the {what} has one document ({n_queries} queries): there is nothing to rank, so "
+            "ranking gradients are zero (the model stays constant) and ranking metrics are constant. Check "
+            "the query structure: group= takes the number of documents per query in row order, qid= one "
+            "query id per row (stochrank.group_sizes(qid) converts ids to sizes).",
+            UserWarning,
+            stacklevel=stacklevel + 1,
+        )
 
 
 def query_weights(weight: Any, offsets: np.ndarray, name: str = "weight") -> np.ndarray | None:

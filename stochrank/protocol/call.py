@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._validation import check_scores
+from ..conventions import warn_if_nothing_to_rank
 from . import lightgbm, xgboost
 from .info import DatasetInfo
 from .target import RankingTarget
@@ -110,6 +111,8 @@ class DatasetCache(Generic[S]):
                     if entry is None:
                         self._put(key, fresh)
                         entry = fresh
+            if entry is fresh:
+                warn_if_nothing_to_rank(fresh.info.offsets, f"data set {fresh.info.library} passed")
         n = entry.info.labels.size
         preds = np.asarray(raw)
         if preds.ndim == 2 and preds.shape[1] == 1:
