@@ -210,6 +210,17 @@ def test_auto_engine_choice() -> None:
         )
 
 
+def test_auto_engine_on_err_suggests_the_stochrank_engine() -> None:
+    """engine='auto' trains CatBoost's ERR, whose gradient is wrong; the warning names the way out."""
+    X, y, qid = X_TINY, Y_TINY / Y_TINY.max(), G_TINY
+    suggestion = r"ERR metric differences are wrong.*CatBoostRanker\(engine='stochrank'\) trains stochrank's"
+    with pytest.warns(CatBoostDeviationWarning, match=suggestion):
+        assert CatBoostRanker(stochrank.err(3), iterations=2).fit(X, y, group_id=qid).engine_ == "native"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CatBoostDeviationWarning)  # the suggested engine does not warn
+        CatBoostRanker(stochrank.err(3), engine="stochrank", iterations=2).fit(X, y, group_id=qid)
+
+
 @pytest.mark.slow
 def test_catboost_crashes_on_mrr_with_a_cutoff() -> None:
     """Why the native engine refuses mrr(k=K): CatBoost 1.2.10 dies with SIGSEGV on the first 20 MQ2008

@@ -102,6 +102,12 @@ class Fitted:
     timing: dict[str, float]  # stochrank engine: seconds per phase and the iterations run
 
 
+# Appended to every deviation the native engine warns of (engine='auto' picks it where CatBoost has the loss).
+_USE_STOCHRANK_ENGINE = (
+    " CatBoostRanker(engine='stochrank') trains stochrank's own gradient on CatBoost trees instead."
+)
+
+
 def fit_native(
     objective: object, train: _RankingData, valid: _RankingData | None, params: dict[str, Any]
 ) -> Fitted:
@@ -114,7 +120,7 @@ def fit_native(
 
     native, deviations = native_training(objective, train.labels, train.weights)
     for text in deviations:  # stacklevel: fit_native, CatBoostRanker.fit, the caller of fit
-        warnings.warn(text, CatBoostDeviationWarning, stacklevel=3)
+        warnings.warn(text + _USE_STOCHRANK_ENGINE, CatBoostDeviationWarning, stacklevel=3)
     params.update(native)
     model = CatBoost(params)
     model.fit(train.catboost_pool(), eval_set=None if valid is None else valid.catboost_pool())
