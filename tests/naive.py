@@ -529,3 +529,21 @@ def naive_softrank_dcg(mean, var, gain, pos_weight, k=None):
     K = naive_truncation(k, n)
     p = naive_softrank_distribution(mean, var)
     return float(sum(gain[j] * p[j, r] * pos_weight[r] for j in range(n) for r in range(K)))
+
+
+# MULTIPLE COMPARISONS =========================================================================
+
+
+def naive_holm_rejections(pvalues, alpha):
+    """Holm (1979) as stated: sort the p-values; reject H_(1), H_(2), ... while p_(i) <= alpha / (m - i + 1).
+
+    NaN p-values are no tests (not counted in m, never rejected). Returns the indices rejected.
+    """
+    tests = sorted((p, i) for i, p in enumerate(pvalues) if not math.isnan(p))
+    m = len(tests)
+    rejected = set()
+    for rank, (p, i) in enumerate(tests, start=1):
+        if p > alpha / (m - rank + 1):
+            break
+        rejected.add(i)
+    return rejected

@@ -27,10 +27,12 @@ from stochrank.bench.methods import (
     available_methods,
 )
 from stochrank.bench.protocol import fit_run, load_fold, metric_names, sample_configs
-from stochrank.bench.report import MethodSummary, _fmt_p, _verdict
-from stochrank.bench.stats import paired_randomization, paired_t
+from stochrank.bench.report import MethodSummary, Summary, _adjust, _fmt_p, _verdict, verdict_text
+from stochrank.bench.stats import holm, paired_randomization, paired_t
 from stochrank.bench.trainers import TRAINERS, FitSettings, empty_queries
 from stochrank.datasets import load, synthetic
+
+from .naive import naive_holm_rejections
 
 TINY = ["--methods", "sr-lgb,lgb-lambdarank", "--budget", "2", "--folds", "1", "--seeds", "2",
         "--max-queries", "40", "--max-rounds", "20", "--patience", "5", "--jobs", "1",
@@ -328,8 +330,10 @@ def test_k_outside_the_fixed_cutoffs_is_evaluated_and_judged_and_the_report_name
 
 
 def _summary_with(p_t: float, p_rand: float, diff: float) -> MethodSummary:
-    m = "NDCG@5"
-    return MethodSummary("sr-lgb", [], [], {}, {}, {}, {m: diff}, {m: p_t}, {m: p_rand})
+    m = "NDCG@5"  # one comparison: Holm's adjusted p-values are the raw ones
+    return MethodSummary(
+        "sr-lgb", [], [], {}, {}, {}, {m: diff}, {m: p_t}, {m: p_rand}, {m: p_t}, {m: p_rand}
+    )
 
 
 def test_nan_p_values_print_as_nan_and_are_never_ties() -> None:
@@ -437,3 +441,46 @@ def test_catboost_methods_need_catboost(monkeypatch: pytest.MonkeyPatch) -> None
     names = list(available_methods())
     assert names == [m for m in METHODS if METHODS[m].booster != "catboost"]
     assert "sr-lgb" in names and not any(m.startswith(("cb-", "sr-cb")) for m in names)
+
+
+# ------------------------------------------------------------------------ multiple comparisons
+def test_holm_matches_the_step_down_procedure() -> None:
+    assert holm([0.01, 0.04, 0.03, 0.005, float("nan")]) == pytest.approx(
+        [0.03, 0.06, 0.06, 0.02, np.nan], nan_ok=True
+    )
+    assert holm([0.5]) == pytest.approx([0.5]) and np.isnan(holm([float("nan")])).all()
+    rng = np.random.default_rng(3)
+    for m in (1, 2, 6, 12, 40):
+        for _ in range(50):
+            p = rng.uniform(0, 0.2, m) ** rng.uniform(0.5, 3)
+            p[rng.random(m) < 0.1] = np.nan
+            for alpha in (0.01, 0.05, 0.1):
+                assert set(np.flatnonzero(holm(p) <= alpha)) == naive_holm_rejections(p, alpha)
+            # Never fewer rejections than Bonferroni, never more than no correction.
+            finite = np.isfinite(p)
+            assert np.all(holm(p)[finite] <= np.minimum(1.0, p[finite] * finite.sum()) + 1e-15)
+            assert np.all(holm(p)[finite] >= p[finite])
+    with pytest.raises(ValueError, match="p-values in \\[0, 1\\]"):
+        holm([0.5, 1.5])
+
+
+def test_a_win_must_survive_holms_correction() -> None:
+    """The quick preset printed "sr-lgb **wins** ... p = 0.013" uncorrected over its 6 comparisons."""
+    m = "NDCG@5"
+    base = MethodSummary("lgb-lambdarank", [], [], {}, {m: 0.70}, {}, {m: 0.0}, {m: 1.0}, {m: 1.0})
+    names = ["sr-lgb", "sr-lgb-sglb", "softrank-lgb", "lgb-xendcg", "xgb-ndcg", "sr-xgb"]
+    p_values = [0.013, 0.4, 0.6, 0.2, 0.9, 0.0015]
+    others = [
+        MethodSummary(n, [], [], {}, {m: 0.72}, {}, {m: 0.02}, {m: p}, {m: p})
+        for n, p in zip(names, p_values, strict=True)
+    ]
+    _adjust([base, *others], [m], "lgb-lambdarank")
+    assert others[0].holm_t[m] == pytest.approx(5 * 0.013) and others[5].holm_rand[m] == pytest.approx(
+        6 * 0.0015
+    )
+    outcome = type("Outcome", (), {"protocol": type("Protocol", (), {"k": 5})()})()
+    summary = Summary(outcome, [m], [base, *others], "lgb-lambdarank", 0.0, 100, 1000, 0, 7)
+    text = verdict_text(summary)
+    assert "`sr-lgb` ties (no significant difference) on NDCG@5" in text
+    assert "paired t p = 0.013 (Holm 0.065)" in text
+    assert "`sr-xgb` **wins** on NDCG@5" in text and text.count("**wins**") == 1

@@ -19,10 +19,14 @@ __all__ = ["plot_curves", "write_csv", "write_outputs", "write_per_query", "writ
 
 
 def write_csv(summary: Summary, path: Path) -> None:
-    """Write the report's table: per method, every metric's mean, std, difference and p-values, and timing."""
+    """Write the report's table: per method, every metric's mean, std, difference, p-values and timing.
+
+    The p-values are raw and Holm-adjusted (``p_t_holm``, ``p_rand_holm``; the verdicts use the latter).
+    """
     fields = ["method", "booster", "runs"]
     for m in summary.metrics:
-        fields += [f"{m} mean", f"{m} std", f"{m} diff", f"{m} p_t", f"{m} p_rand"]
+        fields += [f"{m} mean", f"{m} std", f"{m} diff", f"{m} p_t", f"{m} p_rand", f"{m} p_t_holm",
+                   f"{m} p_rand_holm"]  # fmt: skip
     fields += ["trees", "fit_seconds", "all_fits_seconds"]
     with path.open("w", newline="") as fh:
         writer = csv.writer(fh)
@@ -30,7 +34,8 @@ def write_csv(summary: Summary, path: Path) -> None:
         for s in summary.methods:
             row: list[Any] = [s.name, METHODS[s.name].booster, len(s.runs)]
             for m in summary.metrics:
-                row += [s.means[m], s.stds[m], s.diffs.get(m, ""), s.p_t.get(m, ""), s.p_rand.get(m, "")]
+                row += [s.means[m], s.stds[m], s.diffs.get(m, ""), s.p_t.get(m, ""), s.p_rand.get(m, ""),
+                        s.holm_t.get(m, ""), s.holm_rand.get(m, "")]  # fmt: skip
             row += [s.trees, s.fit_seconds, s.total_seconds]
             writer.writerow(row)
 

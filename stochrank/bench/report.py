@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -11,7 +11,7 @@ from .cache import Run
 from .methods import BASELINE, BOOSTER_SPACES, METHODS
 from .protocol import Outcome
 from .results import markdown_table
-from .stats import N_RESAMPLES, paired_arrays, paired_randomization, paired_t, randomization_is_exact
+from .stats import N_RESAMPLES, holm, paired_arrays, paired_randomization, paired_t, randomization_is_exact
 from .trainers import empty_queries
 
 __all__ = ["ALPHA", "MethodSummary", "Summary", "markdown", "summarize"]
@@ -32,6 +32,10 @@ class MethodSummary:
     diffs: dict[str, float]  # mean per-query difference from the baseline
     p_t: dict[str, float]
     p_rand: dict[str, float]
+    # Holm-adjusted p_t and p_rand over the run's comparisons with the baseline, one family per metric
+    # and test; the verdicts read these.
+    holm_t: dict[str, float] = field(default_factory=dict)
+    holm_rand: dict[str, float] = field(default_factory=dict)
 
     @property
     def fit_seconds(self) -> float:
@@ -112,6 +116,8 @@ def summarize(outcome: Outcome, n_resamples: int = N_RESAMPLES) -> Summary:
                     exact += 1
                 else:
                     sampled += 1
+    if baseline is not None:
+        _adjust(summaries, metrics, baseline)
     tests = [p.data(f).test for f in p.folds]
     n_queries = sum(t.n_queries for t in tests)
     empty = sum(int(np.sum(empty_queries(t))) for t in tests)
@@ -120,16 +126,35 @@ def summarize(outcome: Outcome, n_resamples: int = N_RESAMPLES) -> Summary:
     )
 
 
+def _adjust(summaries: list[MethodSummary], metrics: list[str], baseline: str) -> None:
+    """Holm-adjust each test's p-values over the comparisons with the baseline, per metric."""
+    others = [s for s in summaries if s.name != baseline]
+    for s in summaries:
+        if s.name == baseline:  # compared with itself: p = 1, not a comparison of the family
+            s.holm_t, s.holm_rand = dict(s.p_t), dict(s.p_rand)
+    for m in metrics:
+        for raw, adjusted in (("p_t", "holm_t"), ("p_rand", "holm_rand")):
+            values = holm([getattr(s, raw)[m] for s in others])
+            for s, value in zip(others, values, strict=True):
+                getattr(s, adjusted)[m] = float(value)
+
+
+def comparisons(summary: Summary) -> int:
+    """Return how many comparisons with the baseline each metric's Holm family holds."""
+    return sum(s.name != summary.baseline for s in summary.methods)
+
+
 # ------------------------------------------------------------------------------------- markdown
 def _fmt_p(p: float) -> str:
     return "nan" if np.isnan(p) else "<1e-4" if p < 1e-4 else f"{p:.3f}" if p < 0.995 else "1.00"
 
 
 def _verdict(s: MethodSummary, metric: str) -> str:
-    """One of win, loss, tie (not significant) or untested (a NaN p-value or difference)."""
-    if np.isnan([s.p_t[metric], s.p_rand[metric], s.diffs[metric]]).any():
+    """One of win, loss, tie (not significant after Holm's correction) or untested (a NaN p-value or Δ)."""
+    p_t, p_rand = s.holm_t[metric], s.holm_rand[metric]
+    if np.isnan([p_t, p_rand, s.diffs[metric]]).any():
         return "untested"
-    significant = s.p_t[metric] < ALPHA and s.p_rand[metric] < ALPHA
+    significant = p_t < ALPHA and p_rand < ALPHA
     if not significant:
         return "tie"
     return "win" if s.diffs[metric] > 0 else "loss"
@@ -160,7 +185,7 @@ def pvalue_table(summary: Summary) -> str:
 
 
 def verdict_text(summary: Summary) -> str:
-    """Plain-words wins, ties and losses against the baseline (both tests below ALPHA = significant)."""
+    """Plain-words wins, ties and losses against the baseline (significant: both Holm-adjusted p < ALPHA)."""
     if summary.baseline is None:
         return f"No verdicts: the baseline `{BASELINE}` was not among the methods run."
     primary = summary.primary  # evaluate() adds NDCG@k when k is not a fixed cutoff
@@ -179,8 +204,9 @@ def verdict_text(summary: Summary) -> str:
                  f"significantly worse on {', '.join(lost) or 'none'}")  # fmt: skip
         lines.append(
             f"- `{s.name}` {words} on {primary}: {s.means[primary]:.4f} vs {base.means[primary]:.4f} "
-            f"(mean per-query difference {s.diffs[primary]:+.4f}, paired t p = {_fmt_p(s.p_t[primary])}, "
-            f"randomization p = {_fmt_p(s.p_rand[primary])}){extra}."
+            f"(mean per-query difference {s.diffs[primary]:+.4f}, paired t p = {_fmt_p(s.p_t[primary])} "
+            f"(Holm {_fmt_p(s.holm_t[primary])}), randomization p = {_fmt_p(s.p_rand[primary])} "
+            f"(Holm {_fmt_p(s.holm_rand[primary])})){extra}."
         )
     sr = [s for s in summary.methods if METHODS[s.name].stochrank and s.name != summary.baseline]
     if sr:
@@ -216,8 +242,10 @@ def conventions_text(summary: Summary) -> str:
         "and averaged over seeds; p-values: two-sided paired t-test (`scipy.stats.ttest_rel`) / two-sided "
         f"paired randomization test (sign flips of the per-query differences, as "
         f"`scipy.stats.permutation_test(permutation_type='samples')`; {_randomization_text(summary)}). "
-        f"A difference counts as significant "
-        f"when both p < {ALPHA}; no correction for multiple comparisons."),
+        f"A difference counts as significant when both p-values are below {ALPHA} after **Holm's "
+        "correction** (Holm-Bonferroni step-down, `stochrank.bench.stats.holm`), applied to each test over "
+        f"the {comparisons(summary)} comparisons with the baseline on each metric; the tables show the raw "
+        "p-values."),
         ("- **trees**: mean trees kept by early stopping; **fit s**: mean seconds per fit of the selected "
         "configuration; **all fits s**: seconds of all the method's fits, tuning included. Each time is from "
         f"the run that trained the fit, which may not be this one: {_settings_text(summary)}."),
@@ -290,20 +318,22 @@ def champion_text(summary: Summary) -> str:
         return ""
     primary = summary.primary
     best = max(sr, key=lambda s: float(np.mean([r.vali for r in s.runs])))
-    rows = []
-    for s in summary.methods:
-        if s is best:
-            continue
-        a, b = best.per_query[primary], s.per_query[primary]
-        p_t = paired_t(a, b)
-        p_rand = paired_randomization(a, b, n_resamples=summary.n_resamples)
-        rows.append([f"`{s.name}`", f"{s.means[primary]:.4f}", f"{float(np.nanmean(a - b)):+.4f}",
-                     f"{_fmt_p(p_t)} / {_fmt_p(p_rand)}"])  # fmt: skip
+    others = [s for s in summary.methods if s is not best]
+    pairs = [(best.per_query[primary], s.per_query[primary]) for s in others]
+    p_t = [paired_t(a, b) for a, b in pairs]
+    p_rand = [paired_randomization(a, b, n_resamples=summary.n_resamples) for a, b in pairs]
+    holm_t, holm_rand = holm(p_t), holm(p_rand)
+    rows = [
+        [f"`{s.name}`", f"{s.means[primary]:.4f}", f"{float(np.nanmean(a - b)):+.4f}",
+         f"{_fmt_p(p_t[i])} / {_fmt_p(p_rand[i])}", f"{_fmt_p(holm_t[i])} / {_fmt_p(holm_rand[i])}"]
+        for i, (s, (a, b)) in enumerate(zip(others, pairs, strict=True))
+    ]  # fmt: skip
     return (
         f"\nThe StochasticRank variant with the best mean validation {primary}, `{best.name}` (test "
         f"{best.means[primary]:.4f}), against every other method: mean per-query Δ "
-        f"(`{best.name}` − method) and p-values (paired t / randomization):\n\n"
-        + markdown_table(["method", f"test {primary}", "Δ", "p"], rows)
+        f"(`{best.name}` − method) and p-values (paired t / randomization), raw and Holm-adjusted over these "
+        f"{len(others)} comparisons:\n\n"
+        + markdown_table(["method", f"test {primary}", "Δ", "p", "Holm p"], rows)
     )
 
 
@@ -324,7 +354,11 @@ def markdown(summary: Summary, curves_png: str | None = None) -> str:
             ),
             pvalue_table(summary),
         ]
-    parts += ["\n**Verdict** (significant = both p-values < 0.05):\n", verdict_text(summary)]
+    parts += [
+        f"\n**Verdict** (significant = both p-values < {ALPHA} after Holm's correction over the "
+        f"{comparisons(summary)} comparisons with the baseline):\n",
+        verdict_text(summary),
+    ]
     champion = champion_text(summary)
     if champion:
         parts += [champion]

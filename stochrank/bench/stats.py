@@ -9,6 +9,8 @@
   (n_resamples + 1), which never reports 0.
   Equivalent to ``scipy.stats.permutation_test(..., permutation_type='samples')`` on the pairs, computed
   as one matrix-vector product per batch of sign patterns instead of SciPy's resampled copies of both arrays.
+* :func:`holm` — Holm-Bonferroni adjusted p-values for a family of tests (a run compares every method with
+  the baseline: without a correction one of six ties "wins" at p < 0.05 about a quarter of the time).
 """
 
 from __future__ import annotations
@@ -21,7 +23,14 @@ import numpy.typing as npt
 
 from .._validation import check_int
 
-__all__ = ["N_RESAMPLES", "paired_arrays", "paired_randomization", "paired_t", "randomization_is_exact"]
+__all__ = [
+    "N_RESAMPLES",
+    "holm",
+    "paired_arrays",
+    "paired_randomization",
+    "paired_t",
+    "randomization_is_exact",
+]
 
 N_RESAMPLES = 100_000
 
@@ -92,6 +101,35 @@ def paired_randomization(a: Any, b: Any, n_resamples: int = N_RESAMPLES, seed: i
         count += int(np.count_nonzero(np.abs(signs @ d) >= observed - tolerance))
         done += m
     return (count + 1) / (n_resamples + 1)
+
+
+def holm(pvalues: Any) -> npt.NDArray[np.float64]:
+    r"""Return Holm's step-down adjusted p-values of a family of tests (NaN entries stay NaN, not counted).
+
+    With the m finite p-values sorted, :math:`p_{(1)} \le \dots \le p_{(m)}`, the adjusted value of
+    :math:`p_{(i)}` is :math:`\min(1, \max_{j \le i} (m - j + 1)\, p_{(j)})`. Rejecting where the adjusted
+    value is below alpha is Holm's procedure (reject :math:`H_{(1)}, H_{(2)}, \dots` while
+    :math:`p_{(i)} \le \alpha / (m - i + 1)`), which keeps the family-wise error rate at alpha under any
+    dependence between the tests and rejects at least what Bonferroni rejects.
+
+    References
+    ----------
+    S. Holm. A simple sequentially rejective multiple test procedure. Scand. J. Statist. 6(2), 1979.
+    """
+    p = np.asarray(pvalues, dtype=np.float64)
+    finite = ~np.isnan(p)
+    if p.ndim != 1 or np.any((p[finite] < 0.0) | (p[finite] > 1.0)):
+        raise ValueError(f"holm needs a 1-D array of p-values in [0, 1] (NaN allowed); got {p!r}.")
+    out = np.full(p.shape, np.nan)
+    m = int(finite.sum())
+    if m == 0:
+        return out
+    order = np.argsort(p[finite], kind="stable")
+    stepped = np.maximum.accumulate((m - np.arange(m)) * p[finite][order])
+    adjusted = np.empty(m)
+    adjusted[order] = np.minimum(1.0, stepped)
+    out[finite] = adjusted
+    return out
 
 
 def _all_sign_patterns(n: int, batch_bits: int = 16) -> Iterator[npt.NDArray[np.float64]]:
