@@ -11,8 +11,10 @@ from .queries import (
     group_sizes,
     offsets_from_qid,
     offsets_from_sizes,
+    pop_qid_column,
     query_offsets,
     query_weights,
+    rows_and_queries,
     warn_if_nothing_to_rank,
 )
 from .relevance import (
@@ -39,9 +41,11 @@ __all__ = [
     "ndcg_scaling",
     "offsets_from_qid",
     "offsets_from_sizes",
+    "pop_qid_column",
     "position_weights",
     "query_offsets",
     "query_weights",
+    "rows_and_queries",
     "stop_probabilities",
     "warn_if_nothing_to_rank",
 ]

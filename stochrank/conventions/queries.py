@@ -17,10 +17,16 @@ __all__ = [
     "group_sizes",
     "offsets_from_qid",
     "offsets_from_sizes",
+    "pop_qid_column",
     "query_offsets",
     "query_weights",
+    "rows_and_queries",
     "warn_if_nothing_to_rank",
 ]
+
+# XGBoost's special column: a pandas DataFrame may carry its query ids as a column of this name, which
+# keeps them with the rows through scikit-learn's splitting (xgboost.XGBRanker's convention).
+QID_COLUMN = "qid"
 
 
 def offsets_from_sizes(group: Any, n_rows: int, name: str = "group") -> np.ndarray:
@@ -103,6 +109,42 @@ def query_offsets(
     if group is not None:
         return offsets_from_sizes(group, n_rows, group_name)
     return None
+
+
+def pop_qid_column(X: Any) -> tuple[Any, np.ndarray | None]:
+    """Split the special ``qid`` column off a DataFrame: ``(X without it, the ids)``, else ``(X, None)``."""
+    columns = getattr(X, "columns", None)
+    if columns is None or not hasattr(X, "drop") or QID_COLUMN not in columns:
+        return X, None
+    return X.drop(columns=QID_COLUMN), np.asarray(X[QID_COLUMN])
+
+
+def rows_and_queries(
+    X: Any, n_rows: int, *, group: Any = None, qid: Any = None, where: str, qid_name: str = "qid"
+) -> tuple[Any, np.ndarray]:
+    """Return ``(X without a qid column, query boundaries)`` for scoring; refuse data without queries.
+
+    The queries come from ``group``, ``qid`` (named ``qid_name`` by the caller) or a DataFrame's ``qid``
+    column, exactly one of them. Without any, ``ValueError`` says how to pass them, in a model selection
+    too: a ranking metric over the whole set as one query is a meaningless number.
+    """
+    X, column = pop_qid_column(X)
+    if column is not None and (group is not None or qid is not None):
+        raise ValueError(
+            f"{where} got X with a '{QID_COLUMN}' column and {qid_name}= or group= as well: pass the query "
+            "structure once."
+        )
+    offsets = query_offsets(n_rows, group=group, qid=column if column is not None else qid, qid_name=qid_name)
+    if offsets is None:
+        raise ValueError(
+            f"{where} needs the query structure to score per query (the whole data as one query gives a "
+            f"meaningless number): pass {qid_name}=<one query id per row> or group=<documents per query>, or "
+            f"X as a pandas DataFrame with a '{QID_COLUMN}' column. In GridSearchCV / cross_val_score with "
+            "GroupKFold: use scoring=stochrank.metrics.make_ranking_scorer(...) with metadata routing "
+            "(sklearn.set_config(enable_metadata_routing=True); it receives each test fold's groups=qid), "
+            f"or give X as a DataFrame with a '{QID_COLUMN}' column."
+        )
+    return X, offsets
 
 
 def warn_if_nothing_to_rank(offsets: np.ndarray, what: str, stacklevel: int = 2) -> None:

@@ -6,6 +6,8 @@ Each metric takes ``(labels, scores, group)`` with ``group`` the documents per q
 each docstring lists the settings that reproduce LightGBM, XGBoost, CatBoost, scikit-learn,
 trec_eval (``ties="key_descending", tiebreak=docno``; ``precision(denominator="k")``,
 ``map(denominator="relevant")``) and ranx.
+:func:`feval` makes booster evaluation callables (early stopping), :func:`make_ranking_scorer` query-aware
+scikit-learn scorers (model selection).
 """
 
 from ..conventions import group_sizes
@@ -14,14 +16,17 @@ from ._cascade import err, mrr, pfound
 from ._dcg import dcg, ndcg
 from ._feval import BoosterMetric, feval
 from ._precision import map, precision
+from ._scorer import RankingScorer, make_ranking_scorer
 
 __all__ = [
     "BoosterMetric",
+    "RankingScorer",
     "auc",
     "dcg",
     "err",
     "feval",
     "group_sizes",
+    "make_ranking_scorer",
     "map",
     "mrr",
     "ndcg",

@@ -15,7 +15,7 @@ from ._cascade import err, mrr, pfound
 from ._dcg import dcg, ndcg
 from ._precision import map, precision
 
-__all__ = ["BoosterMetric", "feval"]
+__all__ = ["METRICS", "BoosterMetric", "check_metric", "cutoff", "feval"]
 
 METRICS: dict[str, Callable[..., Any]] = {
     "ndcg": ndcg,
@@ -32,6 +32,40 @@ METRICS: dict[str, Callable[..., Any]] = {
 _NOT_CONVENTIONS = frozenset({"labels", "scores", "group", "k", "weight", "per_query", "tiebreak"})
 # Prefix of the names boosters log for these metrics, e.g. 'sr-ndcg@5' next to LightGBM's own 'ndcg@5'.
 NAME_PREFIX = "sr-"
+
+
+def check_metric(metric: str, k: int | None, conventions: dict[str, Any], maker: str, data: str) -> str:
+    """Validate a metric name, cut-off and conventions for ``stochrank.metrics.<maker>``; return the name.
+
+    ``data`` says where the data, weights and query groups come from (quoted for unknown conventions).
+    """
+    metric = check_choice(metric, "metric", f"stochrank.metrics.{maker}", tuple(METRICS))
+    fn = METRICS[metric]
+    accepted = sorted(set(signature(fn).parameters) - _NOT_CONVENTIONS)
+    unknown = sorted(set(conventions) - set(accepted))
+    if unknown:
+        raise TypeError(
+            f"{maker}({metric!r}) got unknown convention(s) {unknown}; {metric} accepts {accepted}. "
+            f"The data, weights and query groups come from {data}."
+        )
+    if str(conventions.get("ties", "")).startswith("key_"):
+        raise ValueError(
+            f"{maker}({metric!r}) cannot take ties={conventions['ties']!r}: {data} carries no document "
+            "ids to break ties by. Use ties='input' (LightGBM/XGBoost) or 'worst', or evaluate the "
+            f"predictions with stochrank.metrics.{metric}(..., tiebreak=docno)."
+        )
+    if "k" not in signature(fn).parameters and k is not None:
+        raise ValueError(
+            f"{maker}({metric!r}, k={k!r}): {metric} has no cut-off. Pass {maker}({metric!r}, k=None)."
+        )
+    # Validate every setting now, on a one-document query, rather than at the first use.
+    fn(np.zeros(1), np.zeros(1), [1], **cutoff(metric, k), **conventions)
+    return metric
+
+
+def cutoff(metric: str, k: int | None) -> dict[str, Any]:
+    """Return the ``k`` keyword for metrics that take one (none for AUC)."""
+    return {"k": k} if "k" in signature(METRICS[metric]).parameters else {}
 
 
 class BoosterMetric:
@@ -60,36 +94,11 @@ class BoosterMetric:
     """
 
     def __init__(self, metric: str, k: int | None, conventions: dict[str, Any]) -> None:
-        metric = check_choice(metric, "metric", "stochrank.metrics.feval", tuple(METRICS))
-        fn = METRICS[metric]
-        accepted = sorted(set(signature(fn).parameters) - _NOT_CONVENTIONS)
-        unknown = sorted(set(conventions) - set(accepted))
-        if unknown:
-            raise TypeError(
-                f"feval({metric!r}) got unknown convention(s) {unknown}; {metric} accepts {accepted}. "
-                "The data, weights and query groups come from the booster's dataset."
-            )
-        if str(conventions.get("ties", "")).startswith("key_"):
-            raise ValueError(
-                f"feval({metric!r}) cannot take ties={conventions['ties']!r}: a booster's Dataset/DMatrix "
-                "carries no document ids to break ties by. Use ties='input' (LightGBM/XGBoost) or 'worst', "
-                f"or evaluate the predictions with stochrank.metrics.{metric}(..., tiebreak=docno)."
-            )
-        if "k" not in signature(fn).parameters and k is not None:
-            raise ValueError(
-                f"feval({metric!r}, k={k!r}): {metric} has no cut-off. Pass feval({metric!r}, k=None)."
-            )
-        # Validate every setting now, on a one-document query, rather than at the first boosting round.
-        fn(np.zeros(1), np.zeros(1), [1], **self._cutoff(metric, k), **conventions)
+        metric = check_metric(metric, k, conventions, "feval", "the booster's dataset")
         self.metric = metric
         self.k = k
         self.conventions = dict(conventions)
         self._cache: DatasetCache[None] = DatasetCache()
-
-    @staticmethod
-    def _cutoff(metric: str, k: int | None) -> dict[str, Any]:
-        """Return the ``k`` keyword for metrics that take one (none for AUC)."""
-        return {"k": k} if "k" in signature(METRICS[metric]).parameters else {}
 
     @property
     def name(self) -> str:
@@ -124,7 +133,7 @@ class BoosterMetric:
             call.preds,
             np.diff(info.offsets),
             weight=info.weights,
-            **self._cutoff(self.metric, self.k),
+            **cutoff(self.metric, self.k),
             **self.conventions,
         )
         if info.library == "xgboost":
