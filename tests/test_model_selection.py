@@ -73,3 +73,48 @@ def test_ranking_scorer_scores_per_query_and_refuses_data_without_queries(data):
         assert scorer.get_metadata_routing().consumes("score", ["groups", "qid"]) == {"groups"}
         scorer.set_score_request(groups=False, qid=True)
         assert scorer.get_metadata_routing().consumes("score", ["groups", "qid"]) == {"qid"}
+
+
+# ---------------------------------------------------------------------------------------- XGBRanker
+def test_xgbranker_score_is_per_query_at_the_best_iteration(data):
+    """XGBRanker.score(X, y) scored the whole data as one query (0.2025 for a per-query NDCG@5 of 0.7433)."""
+    X, y, _, qid = data
+    Xv, yv, sizes_v, qv = make_queries(n_queries=20, seed=5)
+    ranker = stochrank.xgboost.XGBRanker(
+        objective=OBJECTIVE,
+        n_estimators=60,
+        learning_rate=0.5,
+        max_depth=3,
+        early_stopping_rounds=3,
+        n_jobs=1,
+    )
+    ranker.fit(X, y, qid=qid, eval_set=[(Xv, yv)], eval_qid=[qv])
+    curve = ranker.evals_result()["validation_0"]["ndcg@5"]
+    assert ranker.best_iteration < len(curve) - 1  # stopped early: the best iteration is not the last
+    assert ranker.score(Xv, yv, qid=qv) == pytest.approx(curve[ranker.best_iteration], abs=1e-6)
+    # XGBoost's ndcg@5: exp gain, ties in row order, a query without relevant documents scores 1.
+    expected = M.ndcg(yv, ranker.predict(Xv), sizes_v, k=5, ties="input", empty="one")
+    assert ranker.score(Xv, yv, group=sizes_v) == pytest.approx(expected, abs=1e-6)
+    with pytest.raises(ValueError, match=r"XGBRanker.score needs the query structure.*make_ranking_scorer"):
+        ranker.score(Xv, yv)
+
+
+def test_xgbranker_takes_a_qid_column_and_a_feval_eval_metric(data):
+    """A DataFrame with a 'qid' column was refused; score() with eval_metric=feval(...) raised
+    "Invalid `group_ptr`"."""
+    X, y, _, qid = data
+    Xv, yv, sizes_v, qv = make_queries(n_queries=20, seed=5)
+    params = {"objective": OBJECTIVE, "n_estimators": 8, "max_depth": 3, "n_jobs": 1}
+    reference = stochrank.xgboost.XGBRanker(**params).fit(X, y, qid=qid, eval_set=[(Xv, yv)], eval_qid=[qv])
+    framed = stochrank.xgboost.XGBRanker(**params).fit(_frame(X, qid), y, eval_set=[(_frame(Xv, qv), yv)])
+    np.testing.assert_array_equal(framed.predict(_frame(Xv, qv)), reference.predict(Xv))
+    assert framed.evals_result() == reference.evals_result()
+    assert framed.score(_frame(Xv, qv), yv) == reference.score(Xv, yv, qid=qv)
+    with pytest.raises(ValueError, match="'qid' column and group= or qid= is given as well"):
+        stochrank.xgboost.XGBRanker(**params).fit(_frame(X, qid), y, qid=qid)
+
+    feval = M.feval("ndcg", k=5, gain="linear")
+    ranker = stochrank.xgboost.XGBRanker(**params, eval_metric=feval).fit(X, y, qid=qid)
+    expected = M.ndcg(yv, ranker.predict(Xv), sizes_v, k=5, gain="linear")
+    assert ranker.score(Xv, yv, qid=qv) == pytest.approx(expected, rel=1e-12)
+    assert ranker.score(_frame(Xv, qv), yv) == pytest.approx(expected, rel=1e-12)

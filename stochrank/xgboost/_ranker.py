@@ -1,13 +1,15 @@
-"""`XGBRanker`: xgboost's sklearn ranker, made to accept stochrank objectives.
+"""`XGBRanker`: xgboost's sklearn ranker, made to accept stochrank objectives and to score per query.
 
 ``xgboost.XGBRanker`` refuses callable objectives (its ``__init__`` raises, and ``fit`` filters callables
 out of the parameters). :class:`XGBRanker` keeps xgboost's estimator (parameters, ``predict``,
-``evals_result()``, ``best_iteration``, saving) and replaces only ``fit`` for callable objectives: it
-builds the DMatrices with query groups and calls ``xgb.train(..., obj=objective)``.
+``evals_result()``, ``best_iteration``, saving) and replaces ``fit``: it checks the query structure and
+weights, and for callable objectives builds the DMatrices with query groups and calls ``xgb.train(...,
+obj=objective)``. ``score`` evaluates per query with the query structure it is given.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 import xgboost as xgb
 
-from ..conventions import query_offsets, query_weights
+from ..conventions import pop_qid_column, query_offsets, query_weights, rows_and_queries
 from ..metrics import BoosterMetric, feval
 from ..objectives import RankingObjective
 from ..objectives._docs import check_not_constructor
@@ -58,6 +60,14 @@ class _RankingSet:
         constant within each query become one per query (XGBoost wants that for ranking).
         """
         group_name, qid_name, weight_name = names
+        X, column = pop_qid_column(X)  # xgboost.XGBRanker's special column
+        if column is not None:
+            if group is not None or qid is not None:
+                raise ValueError(
+                    f"X has a 'qid' column and {group_name}= or {qid_name}= is given as well: pass the query "
+                    "structure once."
+                )
+            qid = column
         offsets = query_offsets(
             int(np.shape(X)[0]), group=group, qid=qid, group_name=group_name, qid_name=qid_name
         )
@@ -216,7 +226,51 @@ class XGBRanker(xgb.XGBRanker):
         return obj.with_sglb(dataclasses.replace(obj.sglb, learning_rate=lr))
 
     def predict(self, X: Any, **kwargs: Any) -> np.ndarray:
-        """Ranking scores (raw margins; ``base_margin`` is excluded unless passed again)."""
+        """Ranking scores (raw margins; ``base_margin`` is excluded unless passed again).
+
+        A DataFrame's ``qid`` column is dropped, as by ``xgboost.XGBRanker``; the best iteration is used
+        after early stopping.
+        """
         kwargs.setdefault("output_margin", True)
         scores: np.ndarray = super().predict(X, **kwargs)  # xgboost types its predictions as Any
         return scores
+
+    def score(self, X: Any, y: Any, *, qid: Any = None, group: Any = None) -> float:
+        """Return the last evaluation metric on ``(X, y)``, averaged over its queries.
+
+        As ``xgboost.XGBRanker.score`` (the metric training reported last: ``eval_metric``, or by default
+        XGBoost's ``ndcg@k`` for a stochrank objective with cut-off k, the whole-list NDCG for one without,
+        and the string objective's default metric otherwise), but with the query structure of the data:
+        ``qid`` (one id per row), ``group`` (documents per query) or a DataFrame's ``qid`` column.
+        Evaluated at the best iteration after early stopping, like :meth:`predict`. A
+        ``stochrank.metrics.feval`` metric is computed in full precision, XGBoost's built-in metrics come
+        from ``Booster.eval`` (printed with 6 decimals).
+
+        Raises
+        ------
+        ValueError
+            Without a query structure: XGBoost would score the whole data as one query.
+        """
+        labels = np.asarray(y, dtype=np.float64).reshape(-1)
+        X, offsets = rows_and_queries(X, labels.size, group=group, qid=qid, where="XGBRanker.score")
+        data = xgb.DMatrix(
+            X,
+            labels,
+            group=np.diff(offsets),
+            missing=self.missing,
+            nthread=self.n_jobs,
+            enable_categorical=self.enable_categorical,
+            feature_types=self.feature_types,
+        )
+        booster = self.get_booster()
+        with contextlib.suppress(AttributeError):  # no best_iteration without early stopping: every tree
+            booster = booster[: self.best_iteration + 1]
+        metric = self.eval_metric
+        if metric is None and callable(self.objective):
+            metric = self._default_metric()
+        if not callable(metric):
+            text = booster.eval(data, "eval")  # "[0]\teval-ndcg@5:0.743314", the last metric last
+            return float(text.split()[-1].rsplit(":", 1)[1])
+        if not callable(self.objective):  # xgboost.XGBRanker's convention: metric(y_true, y_score) per query
+            metric = xgb.sklearn.ltr_metric_decorator(metric, self.n_jobs)
+        return float(metric(booster.predict(data, output_margin=True), data)[1])
