@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 import sklearn
 from sklearn.base import clone
-from sklearn.model_selection import GroupKFold
+from sklearn.model_selection import GridSearchCV, GroupKFold
 
 import stochrank
 from stochrank import metrics as M
@@ -118,3 +118,43 @@ def test_xgbranker_takes_a_qid_column_and_a_feval_eval_metric(data):
     expected = M.ndcg(yv, ranker.predict(Xv), sizes_v, k=5, gain="linear")
     assert ranker.score(Xv, yv, qid=qv) == pytest.approx(expected, rel=1e-12)
     assert ranker.score(_frame(Xv, qv), yv) == pytest.approx(expected, rel=1e-12)
+
+
+# ----------------------------------------------------------------------------------- CatBoostRanker
+def test_catboostranker_is_a_scikit_learn_estimator(data):
+    """GridSearchCV(CatBoostRanker(...)) failed: "object has no attribute '__sklearn_tags__'"."""
+    X, y, _, qid = data
+    ranker = stochrank.catboost.CatBoostRanker(
+        OBJECTIVE, engine="stochrank", iterations=5, depth=3, thread_count=1
+    )
+    assert isinstance(ranker, sklearn.base.BaseEstimator)
+    params = ranker.get_params()
+    assert params == {
+        "objective": OBJECTIVE,
+        "engine": "stochrank",
+        "iterations": 5,
+        "depth": 3,
+        "thread_count": 1,
+    }
+    twin = clone(ranker)
+    assert twin.get_params() == params and twin.get_params()["objective"] is not OBJECTIVE  # deep-copied
+    assert ranker.set_params(depth=2, engine="native") is ranker
+    assert ranker.get_params()["depth"] == 2 and ranker.engine == "native"
+    assert type(ranker)(**ranker.get_params()).get_params() == ranker.get_params()
+    # The issue's call: without metadata routing the scorer cannot know the test fold's queries, so it
+    # says how to give them (error_score="raise" shows the message GridSearchCV would otherwise warn with).
+    search = GridSearchCV(twin, {"depth": [2, 3]}, cv=GroupKFold(3), error_score="raise")
+    with pytest.raises(ValueError, match=r"CatBoostRanker.score needs the query structure.*group_id="):
+        search.fit(X, y, groups=qid, group_id=qid)
+    # With the ids as a DataFrame column they travel with the rows.
+    search.fit(_frame(X, qid), y, groups=qid)
+
+    def ndcg_catboost(model, Xt, yt, sizes):  # CatBoost's conventions: worst ties, empty queries 1
+        return M.ndcg(yt, model.predict(Xt), sizes, k=5, ties="worst", empty="one")
+
+    for i, depth in enumerate((2, 3)):
+        expected = _by_hand(twin.set_params(depth=depth), X, y, qid, "group_id", ndcg_catboost)
+        folds = [search.cv_results_[f"split{j}_test_score"][i] for j in range(3)]
+        np.testing.assert_allclose(folds, expected, rtol=1e-12)
+    with pytest.raises(sklearn.exceptions.NotFittedError, match="not fitted yet"):
+        clone(ranker).predict(X)

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..conventions import offsets_from_qid, offsets_from_sizes, query_weights
+from ..conventions import offsets_from_qid, offsets_from_sizes, pop_qid_column, query_weights
 
-__all__ = ["_RankingData", "_decode_rows", "_encode_rows", "eval_data"]
+__all__ = ["_RankingData", "_decode_rows", "_encode_rows", "checked_features", "eval_data"]
 
 
 @dataclass
@@ -77,11 +77,19 @@ class _RankingData:
         if y is None:
             raise ValueError(f"Pass the labels of {name}: fit(X, y, group_id=...) or a catboost.Pool.")
         labels = np.asarray(y, dtype=np.float64).reshape(-1)
+        X, column = pop_qid_column(X)  # a DataFrame's 'qid' column (XGBoost's convention) is the group_id
+        if column is not None:
+            if group_id is not None or group is not None:
+                raise ValueError(
+                    f"{name} has a 'qid' column and group_id= or group= is given as well: pass the query "
+                    "structure once."
+                )
+            group_id = column
         if (group_id is None) == (group is None):
             raise ValueError(
                 f"{name} needs its query structure, exactly one of group_id=<one query id per row> "
-                "(CatBoost style; a query's rows contiguous) or group=<documents per query in row order> "
-                "(LightGBM style)."
+                "(CatBoost style; a query's rows contiguous), group=<documents per query in row order> "
+                "(LightGBM style) or a 'qid' column of a pandas DataFrame X."
             )
         if group_id is not None:
             offsets = offsets_from_qid(group_id, "group_id")
@@ -114,6 +122,35 @@ class _RankingData:
                 "Pool or one with categorical features."
             )
         return self.pool.get_features()
+
+
+def checked_features(estimator: Any, X: Any, *, reset: bool, categorical: bool) -> Any:
+    """Return the features of ``fit`` / ``predict`` checked as scikit-learn estimators check them.
+
+    ``reset`` records ``n_features_in_`` (and ``feature_names_in_``) on ``estimator``, else checks them.
+    Arrays are validated by ``check_array`` (2-D, no complex values or infinities, numeric unless
+    ``categorical``, at least 2 rows to fit a ranking); a DataFrame goes to CatBoost as it is (its column
+    names and categorical columns are CatBoost's to read), only its width and names are checked.
+    """
+    from scipy import sparse
+    from sklearn.utils.validation import validate_data
+
+    if hasattr(X, "columns"):
+        validate_data(estimator, X, reset=reset, skip_check_array=True)
+        return X
+    X = validate_data(
+        estimator,
+        X,
+        reset=reset,
+        accept_sparse=("csr", "csc", "coo"),  # what CatBoost takes; other formats are converted to CSR
+        accept_large_sparse=False,  # CatBoost wants 32-bit indices (for CSR)
+        dtype=None if categorical else "numeric",
+        ensure_all_finite="allow-nan",
+        ensure_min_samples=2 if reset else 1,
+    )
+    if sparse.issparse(X) and not sparse.isspmatrix(X):  # CatBoost takes scipy's sparse matrices, not arrays
+        X = sparse.csr_matrix(X)
+    return X
 
 
 # ------------------------------------------------------------------------------ Pool group weights

@@ -8,12 +8,14 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import NotFittedError
 
 from .._validation import check_choice, check_int
-from ..conventions import warn_if_nothing_to_rank
+from ..conventions import pop_qid_column, rows_and_queries, warn_if_nothing_to_rank
 from ..metrics import BoosterMetric
 from ..objectives._docs import check_not_constructor
-from ._data import _RankingData, eval_data
+from ._data import _RankingData, checked_features, eval_data
 from ._engine import MAXIMISED_METRICS, UNSUPPORTED_PARAMS, Fitted, StochrankEngine, fit_native
 from ._native import (
     OWNED_PARAMS,
@@ -44,8 +46,12 @@ _ALIASES = {
 }
 
 
-class CatBoostRanker:
+class CatBoostRanker(BaseEstimator):  # type: ignore[misc]  # scikit-learn ships no type information
     r"""CatBoost ranker trained with a stochrank objective: the same object as ``lightgbm.LGBMRanker``'s.
+
+    A scikit-learn estimator: ``get_params`` / ``set_params`` / ``clone`` cover ``objective``, ``engine``
+    and the CatBoost parameters, and it works in ``GridSearchCV`` & co. with the query ids routed to
+    ``fit(group_id=...)`` (see the README's "Model selection").
 
     Parameters
     ----------
@@ -82,6 +88,9 @@ class CatBoostRanker:
         The trained model: an ordinary CatBoost model (``save_model``, ``load_model``, ``predict``).
     engine_ : str
         The engine used, 'native' or 'stochrank'.
+    n_features_in_ : int
+        Features seen in ``fit`` (a DataFrame's ``qid`` column excluded); ``feature_names_in_`` too for a
+        DataFrame.
     loss_function_ : str or None
         The CatBoost loss string of the native engine.
     catboost_params_ : dict
@@ -288,6 +297,13 @@ class CatBoostRanker:
                 "'QueryAUC:type=Ranking' on 0/1 labels."
             )
         self.engine_ = engine
+        categorical = "cat_features" in self._catboost_params
+        if train.features is None:
+            self.n_features_in_ = train.pool.num_col()
+        else:
+            train.features = checked_features(self, train.features, reset=True, categorical=categorical)
+        if valid is not None and valid.features is not None:
+            valid.features = checked_features(self, valid.features, reset=False, categorical=categorical)
         if engine == "native":  # the stochrank engine's objective call warns (stochrank.protocol)
             warn_if_nothing_to_rank(train.offsets, "training set", stacklevel=2)
             fitted = fit_native(self.objective, train, valid, params)
@@ -307,9 +323,16 @@ class CatBoostRanker:
 
     # ------------------------------------------------------------------------------------ prediction
     def _fitted(self) -> Any:
-        if not hasattr(self, "model_"):
-            raise ValueError("This CatBoostRanker is not fitted yet: call fit(X, y, group_id=...) first.")
+        if not hasattr(self, "model_"):  # NotFittedError is a ValueError
+            raise NotFittedError("This CatBoostRanker is not fitted yet: call fit(X, y, group_id=...) first.")
         return self.model_
+
+    def __sklearn_tags__(self) -> Any:
+        """Return scikit-learn's tags: CatBoost takes NaN features (as missing) and scipy.sparse matrices."""
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True
+        return tags
 
     @property
     def tree_count_(self) -> int:
@@ -317,26 +340,56 @@ class CatBoostRanker:
         return int(self._fitted().tree_count_)
 
     def predict(self, X: Any) -> npt.NDArray[np.float64]:
-        """Return ranking scores (CatBoost's ``RawFormulaVal``) for an array-like or a ``catboost.Pool``."""
-        return np.asarray(self._fitted().predict(X, prediction_type="RawFormulaVal"), dtype=np.float64)
+        """Return ranking scores (CatBoost's ``RawFormulaVal``) for an array-like or a ``catboost.Pool``.
+
+        A DataFrame's ``qid`` column is dropped (it is the query structure, not a feature).
+        """
+        from catboost import Pool
+
+        model = self._fitted()
+        X, _ = pop_qid_column(X)
+        if isinstance(X, Pool):
+            if X.num_col() != self.n_features_in_:
+                raise ValueError(
+                    f"X has {X.num_col()} features, but CatBoostRanker is expecting {self.n_features_in_} "
+                    "features as input."
+                )
+        else:
+            X = checked_features(self, X, reset=False, categorical="cat_features" in self._catboost_params)
+        return np.asarray(model.predict(X, prediction_type="RawFormulaVal"), dtype=np.float64)
 
     def score(self, X: Any, y: Any = None, *, group_id: Any = None, group: Any = None) -> float:
         """Return the mean NDCG@k over queries, k the objective's cut-off (None: whole list).
 
-        CatBoost's conventions (those of ``catboost.CatBoostRanker.score``): worst-case ties, a query
-        without relevant documents scores 1; gain and discount the objective's for NDCG/DCG/lso, else
-        exponential gain and log discount.
+        The queries are ``group_id`` (one id per row), ``group`` (documents per query), a DataFrame's
+        ``qid`` column or a Pool's group_id; without any it raises ``ValueError`` (the whole data as one
+        query would be a meaningless number). CatBoost's conventions (those of
+        ``catboost.CatBoostRanker.score``): worst-case ties, a query without relevant documents scores 1;
+        gain and discount the objective's for NDCG/DCG/lso, else exponential gain and log discount.
         """
+        from catboost import Pool
+
         from ..metrics import ndcg
 
-        data = _RankingData.of(X, y, group_id, group, None, "X", read_weights=False)
-        scores = self.predict(X if data.pool is None else data.pool)
+        if isinstance(X, Pool):
+            data = _RankingData.of(X, y, group_id, group, None, "X", read_weights=False)
+            labels, sizes = data.labels, data.sizes
+        elif y is None:
+            raise ValueError("CatBoostRanker.score needs the labels: score(X, y, group_id=...).")
+        else:
+            labels = np.asarray(y, dtype=np.float64).reshape(-1)
+            where = "CatBoostRanker.score"
+            X, offsets = rows_and_queries(
+                X, labels.size, group=group, qid=group_id, where=where, qid_name="group_id"
+            )
+            sizes = np.diff(offsets)
+        scores = self.predict(X)
         s = objective_settings(self.objective)
         return float(
             ndcg(
-                data.labels,
+                labels,
                 scores,
-                data.sizes,
+                sizes,
                 k=s.k,
                 gain=s.gain,
                 discount=s.discount,
