@@ -158,3 +158,52 @@ def test_catboostranker_is_a_scikit_learn_estimator(data):
         np.testing.assert_allclose(folds, expected, rtol=1e-12)
     with pytest.raises(sklearn.exceptions.NotFittedError, match="not fitted yet"):
         clone(ranker).predict(X)
+
+
+# ------------------------------------------------------------------------------------- LGBMRanker
+@pytest.mark.filterwarnings("ignore:The argument 'eval_set' is deprecated")  # LightGBM >= 4.7
+def test_lgbmranker_watches_the_objectives_cutoff_and_scores_per_query(data):
+    """stochrank.lightgbm.LGBMRanker: eval_at = (k,) by default, qid / eval_qid / a qid column, score."""
+    import lightgbm as lgb
+
+    X, y, sizes, qid = data
+    Xv, yv, sizes_v, qv = make_queries(n_queries=20, seed=5)
+    params = {"objective": OBJECTIVE, "n_estimators": 100, "learning_rate": 0.3, "verbose": -1, "n_jobs": 1}
+    stop = [lgb.early_stopping(5, verbose=False)]
+    ranker = stochrank.lightgbm.LGBMRanker(**params).fit(
+        X, y, qid=qid, eval_set=[(Xv, yv)], eval_qid=[qv], callbacks=stop
+    )
+    assert list(ranker.evals_result_["valid_0"]) == ["ndcg@5"] and ranker.eval_at_ == (5,)
+    curve = ranker.evals_result_["valid_0"]["ndcg@5"]
+    assert ranker.best_iteration_ < len(curve) and curve[ranker.best_iteration_ - 1] == max(curve)
+    # score: LightGBM's NDCG@5 (ties in row order, empty queries 1) per query = the logged value.
+    assert ranker.score(Xv, yv, qid=qv) == pytest.approx(curve[ranker.best_iteration_ - 1], abs=1e-12)
+    expected = M.ndcg(yv, ranker.predict(Xv), sizes_v, k=5, ties="input", empty="one")
+    assert ranker.score(_frame(Xv, qv), yv) == ranker.score(Xv, yv, group=sizes_v) == pytest.approx(expected)
+    with pytest.raises(ValueError, match=r"LGBMRanker.score needs the query structure"):
+        ranker.score(Xv, yv)
+    # lightgbm.LGBMRanker evaluates NDCG@1..5 and stops as soon as any of them stalls.
+    plain = lgb.LGBMRanker(**params).fit(
+        X, y, group=sizes, eval_set=[(Xv, yv)], eval_group=[sizes_v], callbacks=stop
+    )
+    assert list(plain.evals_result_["valid_0"]) == [f"ndcg@{k}" for k in range(1, 6)]
+
+    # The same model from group=, unsorted contiguous qid, or DataFrames with a 'qid' column.
+    shuffled = np.random.default_rng(0).permutation(sizes.size)[qid]
+    small = {**params, "n_estimators": 5}
+    reference = stochrank.lightgbm.LGBMRanker(**small).fit(X, y, group=sizes).predict(Xv)
+    for kwargs in ({"X": X, "qid": shuffled}, {"X": _frame(X, qid)}):
+        fitted = stochrank.lightgbm.LGBMRanker(**small).fit(y=y, **kwargs)
+        np.testing.assert_array_equal(
+            fitted.predict(_frame(Xv, qv) if "qid" not in kwargs else Xv), reference
+        )
+    framed = stochrank.lightgbm.LGBMRanker(**small).fit(
+        _frame(X, qid), y, eval_X=(_frame(Xv, qv),), eval_y=(yv,)
+    )
+    assert list(framed.evals_result_["valid_0"]) == ["ndcg@5"]
+    with pytest.raises(ValueError, match=r"eval set 0 has no query structure"):
+        stochrank.lightgbm.LGBMRanker(**small).fit(X, y, qid=qid, eval_set=[(Xv, yv)])
+    with pytest.raises(ValueError, match=r"'group' sums to .*stochrank\.group_sizes\(qid\)"):
+        stochrank.lightgbm.LGBMRanker(**small).fit(X, y, group=qid + 1)
+    with pytest.raises(TypeError, match=r"call it, stochrank\.ndcg\(k=\.\.\.\)"):
+        stochrank.lightgbm.LGBMRanker(objective=stochrank.ndcg).fit(X, y, qid=qid)
