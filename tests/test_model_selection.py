@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 import sklearn
 from sklearn.base import clone
-from sklearn.model_selection import GridSearchCV, GroupKFold
+from sklearn.model_selection import GridSearchCV, GroupKFold, RandomizedSearchCV, cross_val_score
 
 import stochrank
 from stochrank import metrics as M
@@ -207,3 +207,72 @@ def test_lgbmranker_watches_the_objectives_cutoff_and_scores_per_query(data):
         stochrank.lightgbm.LGBMRanker(**small).fit(X, y, group=qid + 1)
     with pytest.raises(TypeError, match=r"call it, stochrank\.ndcg\(k=\.\.\.\)"):
         stochrank.lightgbm.LGBMRanker(objective=stochrank.ndcg).fit(X, y, qid=qid)
+
+
+# -------------------------------------------------------------------------- GridSearchCV & co.
+RANKERS = {
+    "lightgbm": (
+        lambda: stochrank.lightgbm.LGBMRanker(
+            objective=OBJECTIVE, n_estimators=5, learning_rate=0.3, verbose=-1, n_jobs=1
+        ),
+        "qid",
+        {"num_leaves": [3, 7]},
+    ),
+    "xgboost": (
+        lambda: stochrank.xgboost.XGBRanker(objective=OBJECTIVE, n_estimators=5, learning_rate=0.3, n_jobs=1),
+        "qid",
+        {"max_depth": [2, 3]},
+    ),
+    "catboost": (
+        lambda: stochrank.catboost.CatBoostRanker(
+            OBJECTIVE, engine="stochrank", iterations=5, thread_count=1
+        ),
+        "group_id",
+        {"depth": [2, 3]},
+    ),
+}
+
+
+def _splits(search, i):
+    return [search.cv_results_[f"split{j}_test_score"][i] for j in range(3)]
+
+
+@pytest.mark.parametrize("name", list(RANKERS))
+def test_searches_and_cross_validation_score_every_test_fold_per_query(data, name):
+    """GridSearchCV, RandomizedSearchCV and cross_val_score with GroupKFold on the query ids, through
+    metadata routing (the query-aware scorer or the ranker's own score) or a DataFrame 'qid' column, give
+    the per-query scores of a plain loop over the folds."""
+    X, y, _, qid = data
+    make, key, grid = RANKERS[name]
+    scorer = make_ranking_scorer("ndcg", k=5)
+
+    def with_scorer(model, Xt, yt, sizes):
+        return M.ndcg(yt, model.predict(Xt), sizes, k=5)
+
+    def own_score(model, Xt, yt, sizes):
+        return model.score(Xt, yt, group=sizes)
+
+    with sklearn.config_context(enable_metadata_routing=True):
+        ranker = make().set_fit_request(**{key: "groups"})  # the ranker's query ids are GroupKFold's groups
+        grid_search = GridSearchCV(ranker, grid, cv=GroupKFold(3), scoring=scorer, error_score="raise")
+        grid_search.fit(X, y, groups=qid)
+        ranker = make().set_fit_request(**{key: "groups"}).set_score_request(**{key: "groups"})
+        random_search = RandomizedSearchCV(
+            ranker, grid, n_iter=2, cv=GroupKFold(3), random_state=0, error_score="raise"
+        )
+        random_search.fit(X, y, groups=qid)
+        routed = cross_val_score(ranker, X, y, params={"groups": qid}, cv=GroupKFold(3), error_score="raise")
+    framed = cross_val_score(make(), _frame(X, qid), y, groups=qid, cv=GroupKFold(3), error_score="raise")
+    framed_scorer = cross_val_score(make(), _frame(X, qid), y, groups=qid, cv=GroupKFold(3), scoring=scorer)
+
+    for search, score in ((grid_search, with_scorer), (random_search, own_score)):
+        for i, params in enumerate(search.cv_results_["params"]):
+            expected = _by_hand(make().set_params(**params), X, y, qid, key, score)
+            np.testing.assert_allclose(_splits(search, i), expected, rtol=1e-12)
+    np.testing.assert_allclose(routed, _by_hand(make(), X, y, qid, key, own_score), rtol=1e-12)
+    np.testing.assert_allclose(framed, routed, rtol=1e-12)
+    np.testing.assert_allclose(framed_scorer, _by_hand(make(), X, y, qid, key, with_scorer), rtol=1e-12)
+    assert (
+        grid_search.best_params_
+        == grid_search.cv_results_["params"][int(np.argmax(grid_search.cv_results_["mean_test_score"]))]
+    )
