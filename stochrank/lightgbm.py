@@ -9,6 +9,7 @@ adapter: pass the objective as ``params["objective"]``.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -23,6 +24,7 @@ from .objectives._docs import check_not_constructor
 __all__ = ["LGBMRanker"]
 
 _LIGHTGBM_EVAL_AT = (1, 2, 3, 4, 5)  # lightgbm.LGBMRanker.fit's default
+_HAS_EVAL_X = "eval_X" in inspect.signature(lgb.LGBMRanker.fit).parameters  # LightGBM >= 4.7
 
 
 class LGBMRanker(lgb.LGBMRanker):
@@ -125,8 +127,8 @@ def _eval_arguments(
 ) -> dict[str, Any]:
     """Return LightGBM's eval-set arguments with each set's queries checked and turned into sizes.
 
-    The sets stay in the form given: ``eval_set=[(X, y), ...]`` (deprecated in LightGBM 4.7) or
-    ``eval_X=``/``eval_y=`` (one array or a tuple of them; LightGBM >= 4.7).
+    ``eval_set=[(X, y), ...]`` and ``eval_X=``/``eval_y=`` (one array or a tuple of them) are both taken and
+    passed on as ``eval_X``/``eval_y`` where LightGBM has them (>= 4.7, which deprecates ``eval_set``).
     """
     if eval_set is None and eval_X is None:
         return {}
@@ -147,7 +149,7 @@ def _eval_arguments(
             )
         sets[i] = (Xe, ye)
         sizes.append(s)
-    if eval_set is not None:
+    if not _HAS_EVAL_X:
         return {"eval_set": sets, "eval_group": sizes}
     return {"eval_X": tuple(e[0] for e in sets), "eval_y": tuple(e[1] for e in sets), "eval_group": sizes}
 

@@ -161,7 +161,7 @@ def test_catboostranker_is_a_scikit_learn_estimator(data):
 
 
 # ------------------------------------------------------------------------------------- LGBMRanker
-@pytest.mark.filterwarnings("ignore:The argument 'eval_set' is deprecated")  # LightGBM >= 4.7
+@pytest.mark.filterwarnings("ignore:The argument 'eval_set' is deprecated")  # lightgbm.LGBMRanker, 4.7
 def test_lgbmranker_watches_the_objectives_cutoff_and_scores_per_query(data):
     """stochrank.lightgbm.LGBMRanker: eval_at = (k,) by default, qid / eval_qid / a qid column, score."""
     import lightgbm as lgb
