@@ -8,7 +8,9 @@ a ``qid`` column. Every expected value here is recomputed independently: a plain
 
 from __future__ import annotations
 
+import json
 import pickle
+import textwrap
 
 import numpy as np
 import pandas as pd
@@ -21,6 +23,7 @@ import stochrank
 from stochrank import metrics as M
 from stochrank.metrics import make_ranking_scorer
 
+from .readme import code_block, run
 from .test_boosters import make_queries
 
 OBJECTIVE = stochrank.ndcg(k=5)
@@ -276,3 +279,37 @@ def test_searches_and_cross_validation_score_every_test_fold_per_query(data, nam
         grid_search.best_params_
         == grid_search.cv_results_["params"][int(np.argmax(grid_search.cv_results_["mean_test_score"]))]
     )
+
+
+@pytest.mark.slow
+def test_readme_model_selection_runs_as_written():
+    """The README's two ways, run as written; the printed scores are recomputed by a loop over the folds."""
+    checks = textwrap.dedent(
+        """
+        import json
+        import numpy as np
+        from sklearn.base import clone
+        from stochrank.metrics import group_sizes, ndcg
+
+        def by_hand(model, score):
+            out = []
+            for train, test in GroupKFold(3).split(X, y, qid):
+                fitted = clone(model).fit(X[train], y[train], qid=qid[train])
+                out.append(score(fitted, X[test], y[test], group_sizes(qid[test])))
+            return out
+
+        best = stochrank.lightgbm.LGBMRanker(**{**ranker.get_params(), **search.best_params_})
+        best_folds = by_hand(best, lambda m, Xt, yt, g: ndcg(yt, m.predict(Xt), g, k=5))
+        def xgb_ndcg(m, Xt, yt, g):  # XGBoost's ndcg@5: ties in row order, empty queries 1
+            return ndcg(yt, m.predict(Xt), g, k=5, ties="input", empty="one")
+
+        xgb_folds = by_hand(xr, xgb_ndcg)
+        cv = cross_val_score(xr, frame, y, groups=qid, cv=GroupKFold(3))
+        print(json.dumps([search.best_score_, best_folds, list(cv), xgb_folds]))
+        """
+    )
+    out = run(code_block("Model selection") + checks).splitlines()
+    best_score, best_folds, cv, xgb_folds = json.loads(out[-1])
+    assert best_score == pytest.approx(np.mean(best_folds), rel=1e-12)
+    np.testing.assert_allclose(cv, xgb_folds, atol=1e-6)  # XGBoost's ndcg@5 through Booster.eval
+    assert out[1] == str(np.array(cv).round(4))  # what the snippet printed
