@@ -14,25 +14,8 @@ from pathlib import Path
 
 import pytest
 
-import stochrank.metrics
-
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
-PENDING = {
-    "model_selection.py": (
-        not hasattr(stochrank.metrics, "make_ranking_scorer"),
-        "needs make_ranking_scorer from the user-path branch",
-    ),
-}
-
-
-def _cases() -> list[object]:
-    cases: list[object] = []
-    for path in EXAMPLES:
-        condition, reason = PENDING.get(path.name, (False, ""))
-        marks = [pytest.mark.xfail(condition, reason=reason, strict=False)] if condition else []
-        cases.append(pytest.param(path, id=path.stem, marks=marks))
-    return cases
 
 
 def test_examples_are_there() -> None:
@@ -42,7 +25,7 @@ def test_examples_are_there() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("path", _cases())
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_example_runs(path: Path, tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out = subprocess.run(
