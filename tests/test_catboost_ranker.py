@@ -211,14 +211,20 @@ def test_auto_engine_choice() -> None:
 
 
 def test_auto_engine_on_err_suggests_the_stochrank_engine() -> None:
-    """engine='auto' trains CatBoost's ERR, whose gradient is wrong; the warning names the way out."""
+    """engine='auto' trains CatBoost's ERR, whose gradient is wrong; the warning names the way out.
+
+    Only gradient leaves (hessian='unit') have a CatBoost twin; with the default Newton leaves 'auto' picks
+    stochrank's engine and nothing deviates.
+    """
     X, y, qid = X_TINY, Y_TINY / Y_TINY.max(), G_TINY
     suggestion = r"ERR metric differences are wrong.*CatBoostRanker\(engine='stochrank'\) trains stochrank's"
+    unit = stochrank.err(3, hessian="unit")
     with pytest.warns(CatBoostDeviationWarning, match=suggestion):
-        assert CatBoostRanker(stochrank.err(3), iterations=2).fit(X, y, group_id=qid).engine_ == "native"
+        assert CatBoostRanker(unit, iterations=2).fit(X, y, group_id=qid).engine_ == "native"
     with warnings.catch_warnings():
         warnings.simplefilter("error", CatBoostDeviationWarning)  # the suggested engine does not warn
-        CatBoostRanker(stochrank.err(3), engine="stochrank", iterations=2).fit(X, y, group_id=qid)
+        CatBoostRanker(unit, engine="stochrank", iterations=2).fit(X, y, group_id=qid)
+        assert CatBoostRanker(stochrank.err(3), iterations=2).fit(X, y, group_id=qid).engine_ == "stochrank"
 
 
 @pytest.mark.slow
