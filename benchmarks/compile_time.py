@@ -117,7 +117,7 @@ def main() -> None:
     if args.quick:
         return
     body = (
-        section_header("11. First-call compile time (cold and warm Numba cache)")
+        section_header("13. First-call compile time (cold and warm Numba cache)")
         + "\nEach run is a fresh interpreter with `NUMBA_CACHE_DIR` set to its own directory: empty for a "
         "cold run (every kernel the call needs is compiled, as after installation), the one a cold run just "
         "filled for a warm run (kernels loaded from disk, as in every later process). Bundled MQ2008 fold 1 "

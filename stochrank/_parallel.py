@@ -37,14 +37,16 @@ PARALLEL_MIN_ROWS = 20_000
 
 logger = logging.getLogger("stochrank")
 # Kernel families by the module that defines the kernel, with their cold compile time (the first call
-# with an empty cache) measured on 2 busy cores with Numba 0.68: ndcg objective 52-109 s, SoftRank 17 s,
-# the ndcg and err metrics 20-22 s.
+# with an empty cache) in CPU seconds, measured with Numba 0.68 by benchmarks/compile_time.py (RESULTS.md
+# section 13): the ndcg(k=5) objective 15.7 s, the ndcg metric 5.7 s (the other metric modules are alike);
+# SoftRank 17 s wall on a busy machine. Compilation is single-threaded: on an idle core the wait is about the
+# CPU time, on a busy machine several times that.
 COMPILE_FAMILIES: dict[str, tuple[str, int]] = {
-    "stochrank.kernels.stochastic_rank": ("StochasticRank objectives", 60),
+    "stochrank.kernels.stochastic_rank": ("StochasticRank objectives", 20),
     "stochrank.kernels.softrank": ("SoftRank", 20),
-    "stochrank.metrics._dcg": ("metrics (NDCG, DCG)", 20),
-    "stochrank.metrics._cascade": ("metrics (ERR, pFound, MRR)", 20),
-    "stochrank.metrics._precision": ("metrics (MAP, precision)", 20),
+    "stochrank.metrics._dcg": ("metrics (NDCG, DCG)", 6),
+    "stochrank.metrics._cascade": ("metrics (ERR, pFound, MRR)", 6),
+    "stochrank.metrics._precision": ("metrics (MAP, precision)", 6),
     "stochrank.metrics._auc": ("metrics (AUC)", 10),
     "stochrank.datasets._normalize": ("query-level normalisation", 2),
     "stochrank.kernels._random": ("query keys", 2),
@@ -109,7 +111,10 @@ def _announce_compilation(kernel: Any, args: tuple[Any, ...]) -> None:
             return
         _announced.add(family)
     logger.info(
-        "stochrank: compiling Numba kernels for %s (first use; ~%d s, cached afterwards)", family, seconds
+        "stochrank: compiling Numba kernels for %s (first use; ~%d s on an idle core, longer on a busy "
+        "machine; cached afterwards)",
+        family,
+        seconds,
     )
 
 

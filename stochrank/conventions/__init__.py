@@ -26,6 +26,7 @@ from .relevance import (
     ideal_dcg,
     ndcg_scaling,
     stop_probabilities,
+    varying_queries,
 )
 
 __all__ = [
@@ -47,5 +48,6 @@ __all__ = [
     "query_weights",
     "rows_and_queries",
     "stop_probabilities",
+    "varying_queries",
     "warn_if_nothing_to_rank",
 ]

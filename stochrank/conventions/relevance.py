@@ -16,10 +16,7 @@ from typing import Literal, cast
 import numpy as np
 import numpy.typing as npt
 
-from .._parallel import run_parallel
 from .._validation import check_labels
-from ..kernels import ideal_dcg as _ideal_dcg_kernel
-from ..kernels import varying_queries
 
 __all__ = [
     "MAX_EXP_LABEL",
@@ -30,6 +27,7 @@ __all__ = [
     "ideal_dcg",
     "ndcg_scaling",
     "stop_probabilities",
+    "varying_queries",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -94,15 +92,37 @@ def ideal_dcg(gain: FloatArray, offsets: npt.NDArray[np.int64], pos_weight: Floa
     ``pos_weight`` is one weight per 0-based position, zero from the cut-off on (positions past its end
     weigh 0 too); ``None`` is the whole-list linear discount :math:`1 - r/n_q` of each query (SoftRank's
     milder training discount), which differs between queries.
+
+    Plain numpy, once per dataset (a Numba kernel here cost seconds of compilation on the first call). With
+    ``pos_weight`` each query's sum runs position by position from the top, the order of a loop over the
+    sorted gains.
     """
-    if pos_weight is not None:
-        return run_parallel(_ideal_dcg_kernel, gain.size, gain, offsets, pos_weight, pos_weight.size)
     sizes = np.diff(offsets)
     query = np.repeat(np.arange(sizes.size), sizes)
-    order = np.lexsort((-gain, query))
-    position = np.arange(gain.size) - offsets[query]
-    idcg = np.bincount(query, gain[order] * (1.0 - position / sizes[query]), minlength=sizes.size)
-    return cast(FloatArray, idcg)  # float64 with weights; numpy's stubs type bincount as intp
+    ranked = gain[np.lexsort((-gain, query))]  # each query's gains in decreasing order
+    if pos_weight is None:
+        position = np.arange(gain.size) - offsets[query]
+        idcg = np.bincount(query, ranked * (1.0 - position / sizes[query]), minlength=sizes.size)
+        return cast(FloatArray, idcg)  # float64 with weights; numpy's stubs type bincount as intp
+    total = np.zeros(sizes.size)
+    weighted = np.flatnonzero(pos_weight)  # zero weights add nothing
+    depth = min(int(sizes.max(initial=0)), int(weighted[-1]) + 1 if weighted.size else 0)
+    for p in range(depth):
+        deep = sizes > p
+        total[deep] += pos_weight[p] * ranked[offsets[:-1][deep] + p]
+    return total
+
+
+def varying_queries(
+    gain: FloatArray, cont: FloatArray, offsets: npt.NDArray[np.int64], min_size: int
+) -> npt.NDArray[np.bool_]:
+    """Flag the queries with at least ``min_size`` (>= 1) documents that differ in gain or continuation."""
+    changes = np.zeros(gain.size, dtype=np.int64)  # changes[i]: rows j <= i that differ from row j - 1
+    np.cumsum((gain[1:] != gain[:-1]) | (cont[1:] != cont[:-1]), out=changes[1:])
+    sizes = np.diff(offsets)
+    out = sizes >= max(min_size, 1)
+    out[out] = changes[offsets[1:][out] - 1] > changes[offsets[:-1][out]]
+    return out
 
 
 def ndcg_scaling(
@@ -118,7 +138,7 @@ def ndcg_scaling(
     """
     idcg = ideal_dcg(gain, offsets, pos_weight)
     continuation = np.ones(gain.size) if cont is None else cont
-    active = run_parallel(varying_queries, gain.size, gain, continuation, offsets, 2) & (idcg > 0)
+    active = varying_queries(gain, continuation, offsets, 2) & (idcg > 0)
     scale = np.zeros(offsets.size - 1)
     scale[active] = 1.0 / idcg[active]
     return scale, active

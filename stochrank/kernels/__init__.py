@@ -23,12 +23,10 @@ from .stochastic_rank import (
     CascadeArrays,
     SmoothingParams,
     booster_gradients,
-    ideal_dcg,
     langevin_noise,
     mean_positive,
     smoothed_gradient,
     translation_invariant,
-    varying_queries,
 )
 
 __all__ = [
@@ -44,7 +42,6 @@ __all__ = [
     "bipartite_query",
     "booster_gradients",
     "ccs_query",
-    "ideal_dcg",
     "langevin_noise",
     "lso_query",
     "mean_positive",
@@ -57,5 +54,4 @@ __all__ = [
     "softrank_query",
     "softrank_rank_distribution",
     "translation_invariant",
-    "varying_queries",
 ]

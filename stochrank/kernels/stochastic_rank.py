@@ -32,7 +32,6 @@ from .lso import lso_query
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 UIntArray = npt.NDArray[np.uint64]
-BoolArray = npt.NDArray[np.bool_]
 
 KIND_RANKING = 0  # cascade metric, translation invariant (DCG, NDCG, ERR, PFound, MRR)
 KIND_FILTERED = 1  # cascade metric below a noise-free threshold document at 0 (CatBoost FilteredDCG)
@@ -118,23 +117,28 @@ def _query_gradient(
     if newton:
         curv[:] = 0.0
     state = stream_state(seed, call, key, PURPOSE_SMOOTHING)
+    # A runtime flag, not the constants True / False: Numba would compile ccs_query_ws once per literal.
+    shift_invariant = kind == KIND_RANKING
     if kind == KIND_FILTERED:
         # The threshold is one more document: score 0, no noise, no gain, nothing counts below it.
         a_ext = np.zeros(n + 1)
-        a_ext[:n] = a
         g_ext = np.zeros(n + 1)
-        g_ext[:n] = gain
         c_ext = np.zeros(n + 1)
-        c_ext[:n] = cont
+        for i in range(n):  # element loops: a slice assignment compiles Numba's shape-mismatch error path
+            a_ext[i] = a[i]
+            g_ext[i] = gain[i]
+            c_ext[i] = cont[i]
         z_ext = np.zeros(n + 1)
         acc_ext = np.zeros(n + 1)
         work, order = ccs_workspace(n + 1)
         for _ in range(n_samples):
             state = fill_normal(state, z_ext[:n])
             ccs_query_ws(
-                a_ext, z_ext, g_ext, c_ext, pos_weight, k, sigma, False, acc_ext, curv[:0], work, order
-            )
-        out[:] = acc_ext[:n]
+                a_ext, z_ext, g_ext, c_ext, pos_weight, k, sigma, shift_invariant, acc_ext, curv[:0], work,
+                order,
+            )  # fmt: skip
+        for i in range(n):
+            out[i] = acc_ext[i]
     elif kind in (KIND_AUC, KIND_MAP):
         z = np.empty(n)
         relevant = gain > 0.0
@@ -149,7 +153,7 @@ def _query_gradient(
             if kind == KIND_LSO:
                 lso_query(a, z, gain, pos_weight, sigma, out)
             else:
-                ccs_query_ws(a, z, gain, cont, pos_weight, k, sigma, True, out, curv, work, order)
+                ccs_query_ws(a, z, gain, cont, pos_weight, k, sigma, shift_invariant, out, curv, work, order)
     if n_samples > 1:
         out /= n_samples
         if newton:
@@ -294,36 +298,3 @@ def booster_gradients(
                 bad += g * 0.0
         peaks[qi] = max(peak, w) + bad
     return peaks.max() if n_queries > 0 else 0.0
-
-
-@njit(cache=True, parallel=True)
-def ideal_dcg(gain: FloatArray, offsets: IntArray, pos_weight: FloatArray, k: int) -> FloatArray:
-    """Per-query ideal DCG@k: gains sorted decreasingly against the position weights."""
-    n_queries = offsets.size - 1
-    out = np.zeros(n_queries)
-    for qi in prange(n_queries):
-        g = -np.sort(-gain[offsets[qi] : offsets[qi + 1]])
-        n = g.size
-        K = n if (k <= 0 or k > n) else k
-        total = 0.0
-        for p in range(K):
-            total += pos_weight[p] * g[p]
-        out[qi] = total
-    return out
-
-
-@njit(cache=True, parallel=True)
-def varying_queries(gain: FloatArray, cont: FloatArray, offsets: IntArray, min_size: int) -> BoolArray:
-    """Flag the queries with at least ``min_size`` documents that differ in gain or continuation."""
-    n_queries = offsets.size - 1
-    out = np.zeros(n_queries, dtype=np.bool_)
-    for qi in prange(n_queries):
-        s = offsets[qi]
-        e = offsets[qi + 1]
-        if e - s < min_size:
-            continue
-        for i in range(s + 1, e):
-            if gain[i] != gain[s] or cont[i] != cont[s]:
-                out[qi] = True
-                break
-    return out

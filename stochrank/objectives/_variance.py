@@ -100,7 +100,8 @@ def variances(
                 "rows: pass one variance per training row, in row order (an array cannot follow lgb.cv's "
                 "folds; use a constant or a variance model there)."
             )
-        return spec
+        # A writeable copy for the kernels: the read-only array is another Numba type (a second compilation).
+        return np.array(spec, dtype=np.float64)
     if features is None:
         raise ValueError(
             f"{OWNER}(variance=<model>) computes the variances from the training features, but {why_none}. "

@@ -26,7 +26,6 @@ from typing import ClassVar, Literal
 import numpy as np
 import numpy.typing as npt
 
-from .._parallel import run_parallel
 from .._validation import check_choice, check_labels, check_optional_int, check_real
 from ..conventions import (
     MAX_EXP_LABEL,
@@ -37,8 +36,9 @@ from ..conventions import (
     ndcg_scaling,
     position_weights,
     stop_probabilities,
+    varying_queries,
 )
-from ..kernels import KIND_FILTERED, KIND_LSO, KIND_RANKING, NO_CASCADE, CascadeArrays, varying_queries
+from ..kernels import KIND_FILTERED, KIND_LSO, KIND_RANKING, NO_CASCADE, CascadeArrays
 
 __all__ = ["DCG", "ERR", "LSO", "MRR", "NDCG", "CascadeMetric", "PFound"]
 
@@ -83,7 +83,7 @@ class CascadeMetric(ABC):
         pos_weight = position_weights(self._position_discount(), longest + 3, self.k)
         scale = np.ones(offsets.size - 1)
         if self.kind == KIND_RANKING:
-            active = run_parallel(varying_queries, labels.size, gain, cont, offsets, 2)
+            active = varying_queries(gain, cont, offsets, 2)
         else:
             # Threshold metrics: a query counts when it has something to show.
             active = np.maximum.reduceat(gain > 0, offsets[:-1]) if labels.size else np.zeros(0, bool)

@@ -40,6 +40,14 @@ class DatasetInfo:
     library: str
     learning_rate: float | None = None
 
+    def __post_init__(self) -> None:
+        """Make the labels contiguous, writeable float64 whoever passed them (a DataFrame column, a slice).
+
+        A read-only or non-contiguous array is another Numba type: every kernel taking labels would be
+        compiled once more (a copy is made only then).
+        """
+        object.__setattr__(self, "labels", np.require(self.labels, np.float64, ["C", "W"]))
+
     @cached_property
     def query_keys(self) -> npt.NDArray[np.uint64]:
         """A 64-bit identity per query from its content (:func:`~stochrank.kernels.query_keys`).
