@@ -88,7 +88,7 @@ class XGBRanker(xgb.XGBRanker):
       start every score at 0.5, which matters for ``stochrank.lso``);
     * ``eval_metric`` defaults to XGBoost's ``ndcg@k`` for objectives with a cut-off k, and for
       whole-list objectives (``k=None``) to ``stochrank.metrics.feval("ndcg", k=None, ties="input")``,
-      the whole-list NDCG in XGBoost's conventions (logged as ``"ndcg"``): XGBoost's own bare ``"ndcg"``
+      the whole-list NDCG in XGBoost's conventions (logged as ``"sr-ndcg"``): XGBoost's own bare ``"ndcg"``
       cuts every list at 32 documents. A stochrank ``BoosterMetric`` (``stochrank.metrics.feval``) or
       any ``f(preds, DMatrix) -> (name, value)`` is used as a custom metric and maximised for early
       stopping (XGBoost logs custom metric values to 6 decimals);
