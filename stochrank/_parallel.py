@@ -38,7 +38,7 @@ PARALLEL_MIN_ROWS = 20_000
 logger = logging.getLogger("stochrank")
 # Kernel families by the module that defines the kernel, with their cold compile time (the first call
 # with an empty cache) in CPU seconds, measured with Numba 0.68 by benchmarks/compile_time.py (RESULTS.md
-# section 13): the ndcg(k=5) objective 15.7 s, the ndcg metric 5.7 s (the other metric modules are alike);
+# section 13): the ndcg(k=5) objective 22 s, the ndcg metric 5 s (the other metric modules are alike);
 # SoftRank 17 s wall on a busy machine. Compilation is single-threaded: on an idle core the wait is about the
 # CPU time, on a busy machine several times that.
 COMPILE_FAMILIES: dict[str, tuple[str, int]] = {
