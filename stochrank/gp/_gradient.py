@@ -274,6 +274,7 @@ class GradientGP(BaseEstimator):
         self.amplitude_ = engine.amp.copy()
         self.noise_ = engine.tau2
         self._summaries(engine, rng)
+        engine.release()
         return self
 
     def _initial_theta(self, stats: Any, d: int) -> tuple[Array, list[tuple[float, float]]]:

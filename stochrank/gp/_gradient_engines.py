@@ -82,6 +82,16 @@ class _Engine:
         else:
             self.count, self.const = float(self.n_k), 0.0
 
+    def release(self) -> None:
+        """Drop the arrays only training and sampling need, so that a fitted estimator pickles small.
+
+        The O(n d²) pair statistics and the distance matrices go; predictions keep working.
+        """
+        for name in self._training_only:
+            setattr(self, name, None)
+
+    _training_only: tuple[str, ...] = ()
+
     def sample_at_data(
         self, n_samples: int, rng: np.random.Generator
     ) -> Iterator[tuple[Array, Array | None]]:
@@ -95,6 +105,8 @@ class _Engine:
 
 class ExactEngine(_Engine):
     """Exact GPGL in the space of the :math:`n_k` whitened pseudo-observations β."""
+
+    _training_only = ("stats", "D2", "D2p", "beta")
 
     def __init__(self, T: Array, stats: PairStats, likelihood: str) -> None:
         super().__init__(T, stats, likelihood)
@@ -201,6 +213,8 @@ class ExactEngine(_Engine):
 
 class InducingEngine(_Engine):
     """GPGL with every coordinate of the gradient field in the span of r inducing inputs (SoR/DTC)."""
+
+    _training_only = ("stats", "Bflat", "Dxz", "Phi", "T")
 
     def __init__(self, T: Array, stats: PairStats, likelihood: str, Z: Array) -> None:
         super().__init__(T, stats, likelihood)
