@@ -11,7 +11,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_array, check_is_fitted
 from threadpoolctl import threadpool_limits
 
-from .._validation import check_choice, check_int, check_real
+from .._validation import check_choice, check_int, check_optional_int, check_real
 from ._gradient_engines import ExactEngine, InducingEngine
 from ._taylor import bandwidth_from_rule, pair_statistics, principal_directions, rbf
 
@@ -205,7 +205,7 @@ class GradientGP(BaseEstimator):
         check_choice(self.method, "method", owner, ("auto", "exact", "inducing"))
         check_real(self.variance_fraction, "variance_fraction", owner, low=0.0, high=1.0, low_open=True)
         check_int(self.n_inducing, "n_inducing", owner, low=1)
-        check_int(self.n_hyper, "n_hyper", owner, low=3, none_ok=True, none_means="all rows")
+        check_optional_int(self.n_hyper, "n_hyper", owner, low=3, none_means="all rows")
         check_int(self.max_iter, "max_iter", owner, low=1)
         check_int(self.n_samples, "n_samples", owner, low=2)
         for name in ("length_scale", "amplitude", "noise"):
