@@ -22,8 +22,9 @@ import argparse
 import time
 
 import numpy as np
-from _common import REPO, markdown_table, section_header, write_section
+from _common import REPO, write_results_section
 
+from stochrank.bench.results import markdown_table, section_header
 from stochrank.datasets import load_mq2008
 from stochrank.explain import feature_gradients
 from stochrank.gp import GradientGP
@@ -128,7 +129,9 @@ def main() -> None:
     t0 = time.perf_counter()
     result = feature_gradients(scorer, test.X, feature_names=names, n_documents=n_docs)
     explain_seconds = time.perf_counter() - t0
+    t0 = time.perf_counter()
     full = feature_gradients(scorer, test.X, feature_names=names, n_documents=n_docs, gp=GradientGP())
+    full_seconds = time.perf_counter() - t0
     full_top = ", ".join(
         f"{full.feature_names[p]} {full.relevance[p]:.2f} (e.d.r. 1 loading {full.edr_directions[0, p]:+.2f})"
         for p in full.order()[:3]
@@ -159,34 +162,43 @@ def main() -> None:
     top_gp = set(result.order()[:10])
     top_gain = set(np.argsort(-gain)[:10])
     gp = result.model
+    intro = (
+        f"LightGBM lambdarank, Fold 1, {best} trees (trained in {train_seconds:.1f} s), test NDCG@5 "
+        f"{test_ndcg:.4f}. `feature_gradients` on {result.rows.size} test documents: "
+        f"{explain_seconds:.1f} s ({gp.method_} path, {gp.components_.shape[0]} principal directions, "
+        f"{gp.n_iter_} L-BFGS-B iterations, bandwidth s = {gp.bandwidth_:.2f} in SD units, lengthscale "
+        f"{gp.length_scale_:.2f}). Constant over the sample (not estimable): "
+        f"{', '.join(result.constant) or 'none'}.\n"
+    )
+    unreduced = (
+        f"Without the principal-direction reduction (`GradientGP()`, all directions; {full_seconds:.1f} s) "
+        f"the top three were {full_top}: the two document-length features are near duplicates, the "
+        "gradient along their difference is not identified by pair differences, and the fit put large "
+        "opposite partial derivatives on them (the first e.d.r. direction, "
+        f"{full.edr_eigenvalues[0] / full.gop_trace:.0%} of the GOP trace, is their difference) — with "
+        "narrow intervals. That is why `feature_gradients` reduces by default.\n"
+    )
     body = "\n".join(
         [
-            section_header("Explaining a LightGBM ranker on MQ2008 with GPGL feature gradients"),
-            f"LightGBM lambdarank, Fold 1, {best} trees (trained in {train_seconds:.1f} s), test NDCG@5 "
-            f"{test_ndcg:.4f}. `feature_gradients` on {result.rows.size} test documents: {explain_seconds:.1f} s "
-            f"({gp.method_} path, {gp.components_.shape[0]} principal directions, {gp.n_iter_} L-BFGS-B "
-            f"iterations, bandwidth s = {gp.bandwidth_:.2f} in SD units, lengthscale {gp.length_scale_:.2f}). "
-            f"Constant over the sample (not estimable): {', '.join(result.constant) or 'none'}.\n",
-            "Relevance = posterior mean of the RMS partial derivative of the score per feature SD, 95 % credible "
-            "interval from 1000 posterior draws; e.d.r. loadings of the two leading GOP eigenvectors:\n",
+            section_header("12. Explaining a LightGBM ranker on MQ2008 with GPGL feature gradients"),
+            intro,
+            "Relevance = posterior mean of the RMS partial derivative of the score per feature SD, 95 % "
+            "credible interval from 1000 posterior draws; e.d.r. loadings of the two leading GOP "
+            "eigenvectors:\n",
             table,
-            f"\nShare of the GOP trace in the first three e.d.r. directions: {shares}. Overlap of the top 10 by "
-            f"relevance with the top 10 by split gain: {len(top_gp & top_gain)}/10.\n",
-            f"Without the principal-direction reduction (`GradientGP()`, all directions) the top three were {full_top}: "
-            "the two document-length features are near duplicates, the gradient along their difference is not "
-            "identified by pair differences, and the fit put large opposite partial derivatives on them (the first "
-            f"e.d.r. direction, {full.edr_eigenvalues[0] / full.gop_trace:.0%} of the GOP trace, is their "
-            "difference) — with narrow intervals. That is why `feature_gradients` reduces by default.\n",
-            "The intervals are the posterior's under the Taylor pseudo-likelihood: they express how well the sample "
-            "pins down the smoothed gradient given the model, not the bias of a first-order expansion of a "
-            "piecewise-constant score, nor the sensitivity to the settings (with 99.9 % of the variance instead of "
-            "99 % the first two features swap). Figure: `benchmarks/explain_mq2008.png`.\n",
+            f"\nShare of the GOP trace in the first three e.d.r. directions: {shares}. Overlap of the top 10 "
+            f"by relevance with the top 10 by split gain: {len(top_gp & top_gain)}/10.\n",
+            unreduced,
+            "The intervals are the posterior's under the Taylor pseudo-likelihood: they express how well the "
+            "sample pins down the smoothed gradient given the model, not the bias of a first-order expansion "
+            "of a piecewise-constant score, nor the sensitivity to the settings (with 99.9 % of the variance "
+            "instead of 99 % the first two features swap). Figure: `benchmarks/explain_mq2008.png`.\n",
         ]
     )
     print(body)
     if not args.quick:
         figure(result, top=15)
-        write_section("explain_mq2008", body)
+        write_results_section("explain_mq2008", body)
 
 
 if __name__ == "__main__":

@@ -28,9 +28,10 @@ import argparse
 import time
 
 import numpy as np
-from _common import fmt, machine_line, markdown_table, section_header, write_section
+from _common import write_results_section
 from sklearn.model_selection import GridSearchCV, KFold
 
+from stochrank.bench.results import fmt, machine_line, markdown_table, section_header
 from stochrank.gp import GradientGP, RKHSGradientLearner
 
 FUNCTIONS = {  # name: (f, f', input mean, input sd)
@@ -153,21 +154,21 @@ def main() -> None:
     )
     body = "\n".join(
         [
-            section_header("GPGL gradient learning vs the RKHS baseline (seed 002)"),
-            f"{reps} replicates per function, 100 Gaussian inputs, noise N(0, 0.1²), derivative on 50 points over "
-            "the central 90 % of the inputs (see the script's docstring). Coverage: share of test points inside "
-            "the 95 % credible interval (RKHS gives none).\n",
+            section_header("11. GPGL gradient learning vs the RKHS baseline (seed 002)"),
+            f"{reps} replicates per function, 100 Gaussian inputs, noise N(0, 0.1²), derivative on 50 "
+            "points over the central 90 % of the inputs (see the script's docstring). Coverage: share of "
+            "test points inside the 95 % credible interval (RKHS gives none).\n",
             acc,
             f"\nReplicates where GPGL (knn) has a lower MSE than RKHS (knn, λ by CV): {win_text}.\n",
-            "Fit time of `GradientGP()` (defaults: median bandwidth, ARD amplitudes, inducing path with r = 32, "
-            "hyper-parameters on a 500-row subsample, 1000 posterior draws), n documents × 46 features, one fit "
-            "each; the relevant features are x1, x2, x3:\n",
+            "Fit time of `GradientGP()` (defaults: median bandwidth, ARD amplitudes, inducing path with "
+            "r = 32, hyper-parameters on a 500-row subsample, 1000 posterior draws), n documents × 46 "
+            "features, one fit each; the relevant features are x1, x2, x3:\n",
             times,
         ]
     )
     print(body)
     if not args.quick:
-        write_section("gradient_gp", body)
+        write_results_section("gradient_gp", body)
     else:
         print(machine_line())
 
