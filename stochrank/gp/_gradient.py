@@ -60,7 +60,7 @@ def resolve_bandwidth(bandwidth: Any, n_neighbors: Any, T: Array, owner: str) ->
     return check_real(bandwidth, "bandwidth", owner, low=0.0, low_open=True)
 
 
-class GradientGP(BaseEstimator):
+class GradientGP(BaseEstimator):  # type: ignore[misc]  # scikit-learn ships no type stubs
     r"""Gaussian-process gradient learning (GPGL; Jiang, Gao, Wang & Kwan 2010).
 
     A GP posterior over the gradient field of a regression function, learned directly from first-order

@@ -232,7 +232,7 @@ class InducingEngine(_Engine):
         for s in range(0, self.n, step):
             outer = (P1[s : s + step, :, None] * P2[s : s + step, None, :]).reshape(-1, r * r)
             out += self.Bflat[s : s + step].T @ outer
-        return out.reshape(d, d, r, r).transpose(0, 2, 1, 3).reshape(d * r, d * r)
+        return np.asarray(out.reshape(d, d, r, r).transpose(0, 2, 1, 3).reshape(d * r, d * r))
 
     def _basis(self, ell: float) -> tuple[Array, Array, Array, Array]:
         Kxz: Array = np.exp(-self.Dxz / (2.0 * ell * ell))
@@ -315,7 +315,7 @@ class InducingEngine(_Engine):
 
     def mean(self, Tq: Array) -> Array:
         """Posterior mean gradients (nq, d) at the rows of ``Tq``."""
-        return self._phi(Tq) @ self.W
+        return np.asarray(self._phi(Tq) @ self.W, dtype=np.float64)
 
     def covariance(self, Tq: Array, full: bool) -> Array:
         """DTC posterior covariance (nq, d, d), or (nq, d) variances if not ``full``."""

@@ -19,7 +19,7 @@ Array = npt.NDArray[np.float64]
 __all__ = ["RKHSGradientLearner"]
 
 
-class RKHSGradientLearner(RegressorMixin, BaseEstimator):
+class RKHSGradientLearner(RegressorMixin, BaseEstimator):  # type: ignore[misc]  # no sklearn stubs
     r"""Regularised gradient learning in a reproducing kernel Hilbert space (Mukherjee & Zhou, JMLR 2006).
 
     The vector field :math:`f \in \mathcal H_K^m` minimising
