@@ -82,6 +82,26 @@ def train(fold_train, fold_vali):
     return booster, booster.best_iteration or booster.current_iteration()
 
 
+def known_gradient_check(train_split, test, n_docs):
+    """Explain a Ridge scorer (gradient = its coefficients) on the same documents, reduced and unreduced."""
+    from sklearn.linear_model import Ridge
+
+    model = Ridge(alpha=10.0).fit(train_split.X, train_split.y)
+    parts = []
+    for label, gp in (("default (99 % of the variance)", None), ("`gp=GradientGP()`", GradientGP())):
+        result = feature_gradients(model, test.X, n_documents=n_docs, gp=gp)
+        varying = ~np.isnan(result.relevance)
+        truth = (np.abs(model.coef_) * result.scale)[varying]
+        err = np.abs(result.relevance[varying] - truth).max() / truth.max()
+        lo, hi = result.relevance_interval[varying].T
+        cover = np.mean((lo <= truth) & (truth <= hi))
+        parts.append(
+            f"{label}: largest error {err:.1%} of the largest true relevance, intervals cover "
+            f"{cover:.0%} of the features"
+        )
+    return "; ".join(parts)
+
+
 def figure(result, top):
     import matplotlib
 
@@ -136,6 +156,7 @@ def main() -> None:
         f"{full.feature_names[p]} {full.relevance[p]:.2f} (e.d.r. 1 loading {full.edr_directions[0, p]:+.2f})"
         for p in full.order()[:3]
     )
+    known = known_gradient_check(train_split, test, n_docs)
     gain = booster.feature_importance("gain", iteration=best)
     gain_rank = np.empty(gain.size, dtype=int)
     gain_rank[np.argsort(-gain, kind="stable")] = np.arange(1, gain.size + 1)
@@ -189,6 +210,9 @@ def main() -> None:
             f"\nShare of the GOP trace in the first three e.d.r. directions: {shares}. Overlap of the top 10 "
             f"by relevance with the top 10 by split gain: {len(top_gp & top_gain)}/10.\n",
             unreduced,
+            "Check against a known gradient: a Ridge scorer (alpha 10, fitted on Fold 1 train) explained on "
+            f"the same documents, whose gradient is its coefficient vector — {known}. The reduction trades "
+            "this bias on smooth models for robustness to near-duplicate features on tree ensembles.\n",
             "The intervals are the posterior's under the Taylor pseudo-likelihood: they express how well the "
             "sample pins down the smoothed gradient given the model, not the bias of a first-order expansion "
             "of a piecewise-constant score, nor the sensitivity to the settings (with 99.9 % of the variance "
