@@ -201,7 +201,7 @@ def main() -> None:
     )
     body = "\n".join(
         [
-            section_header("12. Explaining a LightGBM ranker on MQ2008 with GPGL feature gradients"),
+            section_header("14. Explaining a LightGBM ranker on MQ2008 with GPGL feature gradients"),
             intro,
             "Relevance = posterior mean of the RMS partial derivative of the score per feature SD, 95 % "
             "credible interval from 1000 posterior draws; e.d.r. loadings of the two leading GOP "

@@ -156,7 +156,7 @@ def main() -> None:
     )
     body = "\n".join(
         [
-            section_header("11. GPGL gradient learning vs the RKHS baseline (seed 002)"),
+            section_header("13. GPGL gradient learning vs the RKHS baseline (seed 002)"),
             f"{reps} replicates per function, 100 Gaussian inputs, noise N(0, 0.1²), derivative on 50 "
             "points over the central 90 % of the inputs (see the script's docstring). Coverage: share of "
             "test points inside the 95 % credible interval (RKHS gives none).\n",
