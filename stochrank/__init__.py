@@ -42,7 +42,7 @@ if TYPE_CHECKING:  # what the lazy attributes below resolve to, for type checker
 
 # Submodules that import a booster or scipy's optimisers load on first attribute access, so
 # ``import stochrank`` stays light and ``stochrank.xgboost.XGBRanker`` works without a separate import.
-_LAZY_SUBMODULES = ("catboost", "datasets", "gp", "lightgbm", "xgboost")
+_LAZY_SUBMODULES = ("catboost", "datasets", "explain", "gp", "lightgbm", "xgboost")
 
 
 def __getattr__(name: str) -> ModuleType:
@@ -62,6 +62,7 @@ __all__ = [
     "datasets",
     "dcg",
     "err",
+    "explain",
     "gp",
     "group_sizes",
     "lightgbm",
