@@ -38,7 +38,7 @@ from .objectives import (
 __version__ = "0.2.0"
 
 if TYPE_CHECKING:  # what the lazy attributes below resolve to, for type checkers and IDEs
-    from . import catboost, datasets, gp, lightgbm, xgboost
+    from . import catboost, datasets, explain, gp, lightgbm, xgboost
 
 # Submodules that import a booster or scipy's optimisers load on first attribute access, so
 # ``import stochrank`` stays light and ``stochrank.xgboost.XGBRanker`` works without a separate import.
