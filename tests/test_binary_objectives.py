@@ -339,4 +339,4 @@ def test_metric_auc_weights_and_feval():
     name, value, higher = stochrank.metrics.feval("auc", k=None)(
         np.zeros(yy.size), lgb.Dataset(X, yy, group=sizes).construct()
     )
-    assert (name, higher) == ("auc", True) and value == 0.0  # all tied: worst case
+    assert (name, higher) == ("sr-auc", True) and value == 0.0  # all tied: worst case
