@@ -944,7 +944,7 @@ def _(tmp):
     X, y = rng.normal(size=(90, 3)), rng.integers(0, 3, 90).astype(float)
 
     def check(model):
-        logged = model.evals_result_["validation_0"]["ndcg"][-1]
+        logged = model.evals_result_["validation_0"]["sr-ndcg"][-1]
         whole = M.ndcg(y, model.predict(X), sizes, ties="input")
         assert abs(logged - whole) <= 1e-6, f"logged {logged} is not the whole-list NDCG {whole}"
 
