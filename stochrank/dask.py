@@ -25,6 +25,7 @@ with ``hessian='unit'`` does not arise.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import dask
@@ -33,7 +34,14 @@ import dask.dataframe as dd
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["QueryPartitions", "check_query_partitions", "group_sizes", "partition_by_query"]
+__all__ = [
+    "QueryPartitions",
+    "check_query_partitions",
+    "group_sizes",
+    "n_partitions",
+    "partition_by_query",
+    "query_arrangement",
+]
 
 _FIX = (
     "Repartition with X, y, qid, group, weight = stochrank.dask.partition_by_query(X, y, qid, "
@@ -54,6 +62,11 @@ class QueryPartitions(NamedTuple):
     qid: Any
     group: da.Array
     weight: Any
+
+
+def n_partitions(collection: Any) -> int:
+    """Return the number of row partitions of a Dask array, DataFrame or Series."""
+    return int(collection.npartitions if hasattr(collection, "npartitions") else collection.numblocks[0])
 
 
 def _partitions(collection: Any) -> list[Any]:
@@ -161,9 +174,10 @@ def partition_by_query(
 ) -> QueryPartitions:
     """Repartition ranking data so that every query is whole, and contiguous, in one partition.
 
-    Rows are sorted by query id when a query's rows are not adjacent (stably: a query keeps its
-    documents' order); partitions are cut at the query boundaries nearest to equal row counts.
-    The query ids are computed on the client (8 bytes per row); features stay distributed.
+    Rows are sorted by query id (stably: a query keeps its documents' order, which its noise streams
+    follow) unless already sorted, as XGBoost needs; partitions are cut at the query boundaries nearest
+    to equal row counts. The query ids are computed on the client (8 bytes per row); features stay
+    distributed.
 
     Parameters
     ----------
@@ -190,20 +204,30 @@ def partition_by_query(
     >>> X, y, qid, group, _ = stochrank.dask.partition_by_query(X, y, qid)  # doctest: +SKIP
     >>> lightgbm.dask.DaskLGBMRanker(objective=stochrank.ndcg(k=5)).fit(X, y, group=group)  # doctest: +SKIP
     """
-    n_parts = X.npartitions if isinstance(X, dd.DataFrame) else X.numblocks[0]
+    n_parts = n_partitions(X)
     if npartitions is not None:
         if isinstance(npartitions, bool) or not isinstance(npartitions, (int, np.integer)) or npartitions < 1:
             raise ValueError(f"npartitions must be a positive integer; got npartitions={npartitions!r}.")
         n_parts = int(npartitions)
+    arrange, group = query_arrangement(qid, n_parts)
+    return QueryPartitions(arrange(X), arrange(y), arrange(qid), group, arrange(weight))
+
+
+def query_arrangement(qid: Any, npartitions: int) -> tuple[Callable[[Any], Any], da.Array]:
+    """Return how to move rows so every query is whole in one partition, and the partitions' query sizes.
+
+    The first element arranges any collection aligned with ``qid`` (None passes through); the second is
+    :func:`partition_by_query`'s ``group``. Deterministic: the same ``qid`` gives the same partitions,
+    rows in the same order.
+    """
     q = np.asarray(qid.compute()).reshape(-1)
-    starts = np.r_[True, q[1:] != q[:-1]]
     order: npt.NDArray[np.intp] | None = None
-    if np.unique(q[starts]).size != int(starts.sum()):  # a query's rows are not adjacent
+    if q.size > 1 and not (q[1:] >= q[:-1]).all():  # XGBoost needs sorted query ids on each worker
         order = np.argsort(q, kind="stable")
         q = q[order]
-        starts = np.r_[True, q[1:] != q[:-1]]
+    starts = np.r_[True, q[1:] != q[:-1]]
     sizes = np.diff(np.r_[np.flatnonzero(starts), q.size]).astype(np.int64)
-    cuts = _cuts(sizes, min(n_parts, sizes.size))
+    cuts = _cuts(sizes, min(npartitions, sizes.size))
     offsets = np.r_[0, np.cumsum(sizes)]
     row_chunks = tuple(int(c) for c in np.diff(offsets[cuts]))
     group = da.from_array(sizes, chunks=(tuple(int(c) for c in np.diff(cuts)),))
@@ -216,7 +240,7 @@ def partition_by_query(
         arr = c if order is None else c[order]
         return arr.rechunk({0: row_chunks})
 
-    return QueryPartitions(arrange(X), arrange(y), arrange(qid), group, arrange(weight))
+    return arrange, group
 
 
 def _arrange_frame(frame: Any, order: npt.NDArray[np.intp] | None, row_chunks: tuple[int, ...]) -> Any:
