@@ -145,7 +145,7 @@ def main() -> None:
     if args.quick:
         return
     body = (
-        section_header("11. Dask: 2 workers against 1 process")
+        section_header("16. Dask: 2 workers against 1 process")
         + f"\n{split.y.size:,} rows × {split.X.shape[1]} features ({args.queries} MSLR-shaped queries), "
         f"{ITERATIONS} iterations, 63 leaves / depth 6, learning rate 0.1; wall time of `fit` (dataset "
         "construction included; cluster start and data placement excluded), medians of "

@@ -182,6 +182,7 @@ def partition_by_query(
     Parameters
     ----------
     X : dask array (2-D) or dask DataFrame
+        A DataFrame's columns must be numeric (rows travel as one array; the index is renumbered).
     y, qid : dask arrays or dask Series, partitioned like ``X``
         Labels and one query id per row.
     weight : dask array or Series, optional
