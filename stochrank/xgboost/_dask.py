@@ -14,7 +14,7 @@ from typing import Any
 import xgboost as xgb
 from xgboost import dask as dxgb
 
-from ..dask import check_query_partitions, n_partitions, query_arrangement
+from ..conventions.partitions import check_query_partitions, n_partitions, query_arrangement
 from ._ranker import training_setup
 
 __all__ = ["DaskXGBRanker"]
