@@ -287,6 +287,12 @@ def test_split_query_is_refused(client: Any) -> None:
     ranker.client = client
     with pytest.raises(ValueError, match=r"Query 2 is split"):
         ranker.fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match=r"DaskXGBRanker.fit needs the query structure: pass qid="):
+        ranker.fit(X, y)
+    with pytest.raises(ValueError, match=r"eval_set has 1 entries but eval_qid has 0: pass eval_qid="):
+        ranker.fit(X, y, qid=qid, eval_set=[(X, y)])
+    with pytest.raises(ValueError, match=r"DaskXGBRanker needs a ranking objective .* got objective='reg:"):
+        DaskXGBRanker(objective="reg:squarederror")
     rows = da.from_array(np.array([1, 2, 1, 3]), chunks=4)
     with pytest.raises(
         ValueError, match=r"Query 1 is split: its rows are in partition 0, in runs of rows that"
