@@ -15,6 +15,7 @@ import xgboost as xgb
 from xgboost import dask as dxgb
 
 from ..conventions.partitions import check_query_partitions, n_partitions, query_arrangement
+from ..objectives._docs import check_not_constructor
 from ._ranker import training_setup
 
 __all__ = ["DaskXGBRanker"]
@@ -28,8 +29,9 @@ class DaskXGBRanker(dxgb.DaskXGBRanker):
     >>> ranker.fit(X, y, qid=qid, eval_set=[(Xv, yv)], eval_qid=[qv])                # doctest: +SKIP
 
     With a stochrank objective the parameters mean what they mean in
-    :class:`stochrank.xgboost.XGBRanker` (``base_score`` 0, ``eval_metric`` ``ndcg@k``, SGLB takes the
-    ranker's learning rate, a callable ``eval_metric(preds, DMatrix)`` is maximised for early stopping),
+    :class:`stochrank.xgboost.XGBRanker` (``base_score`` 0, ``eval_metric`` ``ndcg@k`` or the whole-list
+    NDCG, SGLB takes the ranker's learning rate, a callable ``eval_metric(preds, DMatrix)`` is maximised
+    for early stopping),
     and no query may be split between workers:
 
     * ``allow_group_split=False`` (default): every set is repartitioned by query before training
@@ -72,6 +74,7 @@ class DaskXGBRanker(dxgb.DaskXGBRanker):
             Without ``qid``, without an ``eval_qid`` per eval set, or (``allow_group_split=True``) when a
             query's rows are in more than one partition.
         """
+        check_not_constructor(self.objective)
         if callable(self.objective):
             if qid is None:
                 raise ValueError("DaskXGBRanker.fit needs the query structure: pass qid=<one id per row>.")
