@@ -223,18 +223,14 @@ def test_mq2008_test_ndcg_matches_single_process(client: Any) -> None:
 
 @pytest.mark.slow
 def test_dask_xgbranker_eval_set_early_stopping_and_reproducible(client: Any, mq: Any) -> None:
-    vali = load_mq2008(split="vali")
+    """Same data, partitions and placement of the partitions on the workers: the same model.
 
-    def frames(split: Any, n: int) -> tuple[Any, Any, Any]:
-        columns = [f"f{i}" for i in range(split.X.shape[1])]  # xgboost adds named columns to shuffle
-        return (
-            dd.from_pandas(pd.DataFrame(split.X, columns=columns), npartitions=n),
-            dd.from_pandas(pd.Series(split.y, name="label"), npartitions=n),
-            dd.from_pandas(pd.Series(split.qid, name="qid"), npartitions=n),
-        )
-
-    frame, y, qid = frames(mq, 3)
-    vX, vy, vq = frames(vali, 2)
+    The partitions are pinned to the workers: XGBoost's result depends on which worker holds what (its
+    all-reduces add the workers up in rank order), and with a DataFrame eval set a worker left without eval
+    rows fails XGBoost's feature-name check.
+    """
+    X, y, qid, _ = _two_partitions(mq, client)
+    vX, vy, vq, _ = _two_partitions(load_mq2008(split="vali"), client)
 
     def fit() -> DaskXGBRanker:
         ranker = DaskXGBRanker(
@@ -243,11 +239,10 @@ def test_dask_xgbranker_eval_set_early_stopping_and_reproducible(client: Any, mq
             learning_rate=0.3,
             max_depth=3,
             early_stopping_rounds=5,
+            allow_group_split=True,
         )
         ranker.client = client
-        return ranker.fit(
-            frame, y, qid=qid, eval_set=[(vX, vy)], eval_qid=[vq]
-        )  # xgboost repartitions by query
+        return ranker.fit(X, y, qid=qid, eval_set=[(vX, vy)], eval_qid=[vq])
 
     ranker = fit()
     history = ranker.evals_result()["validation_0"]["ndcg@5"]
@@ -255,6 +250,24 @@ def test_dask_xgbranker_eval_set_early_stopping_and_reproducible(client: Any, mq
     again = fit()
     assert again.best_iteration == ranker.best_iteration
     assert np.array_equal(ranker.predict(vX).compute(), again.predict(vX).compute())
+
+
+@pytest.mark.slow
+def test_dask_xgbranker_repartitions_dataframes_by_query(client: Any) -> None:
+    """allow_group_split=False (default): scattered queries in DataFrames are made whole before training."""
+    split = load_mq2008(split="vali")
+    order = np.random.default_rng(0).permutation(split.y.size)  # every query's rows scattered
+    columns = [f"f{i}" for i in range(split.X.shape[1])]
+    X = dd.from_pandas(pd.DataFrame(split.X[order], columns=columns), npartitions=3)
+    y = dd.from_pandas(pd.Series(split.y[order], name="label"), npartitions=3)
+    qid = dd.from_pandas(pd.Series(split.qid[order], name="qid"), npartitions=3)
+    with pytest.raises(ValueError, match=r"is split"):
+        check_query_partitions(qid)
+    ranker = DaskXGBRanker(objective=stochrank.ndcg(k=5), n_estimators=10, max_depth=3)
+    ranker.client = client
+    ranker.fit(X, y, qid=qid)
+    scores = ranker.predict(dd.from_pandas(pd.DataFrame(split.X, columns=columns), npartitions=1)).compute()
+    assert _test_ndcg(scores, split) > _test_ndcg(np.zeros(split.y.size), split) + 0.1
 
 
 def test_objective_pickles_to_workers(client: Any, mq: Any) -> None:

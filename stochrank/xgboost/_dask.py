@@ -35,8 +35,8 @@ class DaskXGBRanker(dxgb.DaskXGBRanker):
     and no query may be split between workers:
 
     * ``allow_group_split=False`` (default): every set is repartitioned by query before training
-      (:func:`stochrank.dask.query_arrangement`; Dask arrays or DataFrames), deterministically, so the
-      same data and seed give the same model;
+      (:func:`stochrank.dask.query_arrangement`; Dask arrays or DataFrames), deterministically: the same
+      data, seed and placement of the partitions on the workers give the same model;
     * ``allow_group_split=True``: the partitions are taken as they are and checked
       (:func:`stochrank.dask.check_query_partitions` raises, naming a split query); make them with
       :func:`stochrank.dask.partition_by_query`.
@@ -100,7 +100,8 @@ class DaskXGBRanker(dxgb.DaskXGBRanker):
 
         Not xgboost's own repartitioning (a shuffle, whose row order within a query varies from run to
         run): the objectives' noise follows the documents' order within a query, and this arrangement is
-        deterministic, so the same data and seed give the same model. Arrays and DataFrames alike.
+        deterministic (the model still depends on which worker holds which partition: XGBoost's
+        all-reduces add the workers up in rank order). Arrays and DataFrames alike.
         """
         arrange, _ = query_arrangement(qid, n_partitions(X))
         weights = kwargs.pop("sample_weight_eval_set", None) or [None] * len(eval_set)
