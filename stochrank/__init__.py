@@ -38,11 +38,11 @@ from .objectives import (
 __version__ = "0.2.0"
 
 if TYPE_CHECKING:  # what the lazy attributes below resolve to, for type checkers and IDEs
-    from . import catboost, datasets, explain, gp, lightgbm, xgboost
+    from . import catboost, dask, datasets, explain, gp, lightgbm, xgboost
 
 # Submodules that import a booster or scipy's optimisers load on first attribute access, so
 # ``import stochrank`` stays light and ``stochrank.xgboost.XGBRanker`` works without a separate import.
-_LAZY_SUBMODULES = ("catboost", "datasets", "explain", "gp", "lightgbm", "xgboost")
+_LAZY_SUBMODULES = ("catboost", "dask", "datasets", "explain", "gp", "lightgbm", "xgboost")
 
 
 def __getattr__(name: str) -> ModuleType:
@@ -59,6 +59,7 @@ __all__ = [
     "StochasticRankObjective",
     "auc",
     "catboost",
+    "dask",
     "datasets",
     "dcg",
     "err",

@@ -79,7 +79,7 @@ def test_readme_python_block_runs_as_written_and_learns(index: int) -> None:
     lines = [line.split() for line in out.stdout.splitlines() if line.startswith(("FITTED", "KEPT"))]
     assert lines[-1][0] == "KEPT" and int(lines[-1][1]) > 0
     fitted = [(name, float(start), float(end)) for _, name, start, end in lines[:-1]]
-    if "fit(" in block:
+    if index == 0:  # the usage block; "On a cluster" keeps no model
         expected = ["Booster", "LGBMRanker", "Booster", "XGBRanker", "CatBoostRanker", "CatBoostRanker"]
         assert [name for name, _, _ in fitted] == expected
     for name, start, end in fitted:

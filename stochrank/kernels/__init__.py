@@ -24,7 +24,7 @@ from .stochastic_rank import (
     SmoothingParams,
     booster_gradients,
     langevin_noise,
-    mean_positive,
+    positive_sum_count,
     smoothed_gradient,
     translation_invariant,
 )
@@ -44,7 +44,7 @@ __all__ = [
     "ccs_query",
     "langevin_noise",
     "lso_query",
-    "mean_positive",
+    "positive_sum_count",
     "query_keys",
     "query_spread",
     "smoothed_gradient",

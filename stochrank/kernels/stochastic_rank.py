@@ -236,8 +236,11 @@ def langevin_noise(offsets: IntArray, keys: UIntArray, seed: int, call: int) -> 
 
 
 @njit(cache=True, parallel=True)
-def mean_positive(values: FloatArray, offsets: IntArray) -> float:
-    """Return the mean of the positive entries of ``values`` (1.0 when there are none)."""
+def positive_sum_count(values: FloatArray, offsets: IntArray) -> tuple[float, float]:
+    """Return the sum and the number of the positive entries of ``values``.
+
+    Two numbers rather than their mean, so that workers holding parts of a dataset can add theirs up.
+    """
     n_queries = offsets.size - 1
     sums = np.zeros(n_queries)
     counts = np.zeros(n_queries)
@@ -246,8 +249,7 @@ def mean_positive(values: FloatArray, offsets: IntArray) -> float:
             if values[i] > 0.0:
                 sums[qi] += values[i]
                 counts[qi] += 1.0
-    count = counts.sum()
-    return sums.sum() / count if count > 0.0 else 1.0
+    return sums.sum(), counts.sum()
 
 
 @njit(cache=True, parallel=True)

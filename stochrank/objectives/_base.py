@@ -33,8 +33,8 @@ import numpy as np
 import numpy.typing as npt
 
 from .._parallel import release_kernel_threads, run_parallel
-from ..kernels import booster_gradients, langevin_noise, mean_positive
-from ..protocol import BoosterCall, DatasetCache, DatasetInfo
+from ..kernels import booster_gradients, langevin_noise, positive_sum_count
+from ..protocol import BoosterCall, DatasetCache, DatasetInfo, sum_over_workers
 from ._run import DatasetRuns, TrainingRun
 from .sglb import SGLB
 
@@ -214,11 +214,7 @@ class RankingObjective(ABC, Generic[E]):
         ascent, curvature = self._ascent(preds * scale if scale != 1.0 else preds, info, run.encoding, call)
         if call == 0:
             self._check_start_gradient(ascent, run.encoding)
-        # Newton leaves: the Hessian's scale is set so that its mean over documents with curvature is 1,
-        # which keeps min_sum_hessian_in_leaf / min_child_weight / lambda in per-document units.
-        kappa = (
-            1.0 / run_parallel(mean_positive, preds.size, curvature, info.offsets) if curvature.size else 1.0
-        )
+        kappa = self._hessian_scale(curvature, info) if curvature.size else 1.0
         weights = info.weights if info.weights is not None else np.ones(info.offsets.size - 1)
         grad = np.empty(preds.size)
         hess = np.empty(preds.size)
@@ -252,6 +248,20 @@ class RankingObjective(ABC, Generic[E]):
                 "learning. Scale the query weights down (only their ratios matter) or use a larger sigma."
             )
         return grad, hess
+
+    @staticmethod
+    def _hessian_scale(curvature: FloatArray, info: DatasetInfo) -> float:
+        """Scale Newton Hessians so their mean over the documents with curvature is 1.
+
+        This keeps min_sum_hessian_in_leaf / min_child_weight / lambda in per-document units. The mean is
+        over the whole training set, also when workers hold parts of it (XGBoost on Dask adds the
+        workers' sums up), so every worker scales its documents alike and a leaf mixing them stays a
+        Newton step.
+        """
+        total, count = sum_over_workers(
+            info, np.array(run_parallel(positive_sum_count, curvature.size, curvature, info.offsets))
+        )
+        return 1.0 / (total / count) if count > 0.0 else 1.0
 
     def _sglb_learning_rate(self, info: DatasetInfo) -> float | None:
         sglb = self.sglb

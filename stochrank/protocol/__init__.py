@@ -12,7 +12,15 @@ One module per caller: :mod:`.lightgbm` (``Dataset``, ``LGBMRanker``'s arguments
 typing, so nothing here imports a booster.
 """
 
-from .call import BoosterCall, CacheEntry, DatasetCache, DatasetInfo, training_features
+from .call import BoosterCall, CacheEntry, DatasetCache, DatasetInfo, sum_over_workers, training_features
 from .target import RankingTarget
 
-__all__ = ["BoosterCall", "CacheEntry", "DatasetCache", "DatasetInfo", "RankingTarget", "training_features"]
+__all__ = [
+    "BoosterCall",
+    "CacheEntry",
+    "DatasetCache",
+    "DatasetInfo",
+    "RankingTarget",
+    "sum_over_workers",
+    "training_features",
+]

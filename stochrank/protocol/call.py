@@ -22,7 +22,14 @@ from . import lightgbm, xgboost
 from .info import DatasetInfo
 from .target import RankingTarget
 
-__all__ = ["BoosterCall", "CacheEntry", "DatasetCache", "DatasetInfo", "training_features"]
+__all__ = [
+    "BoosterCall",
+    "CacheEntry",
+    "DatasetCache",
+    "DatasetInfo",
+    "sum_over_workers",
+    "training_features",
+]
 
 S = TypeVar("S")
 
@@ -142,3 +149,14 @@ def training_features(source: Any) -> tuple[npt.NDArray[np.float64] | None, str]
     if lightgbm.is_dataset(source):
         return lightgbm.dataset_features(source)
     return None, f"{type(source).__name__} carries no features"
+
+
+def sum_over_workers(info: DatasetInfo, values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Add per-dataset totals up over the workers that each hold part of one distributed training set.
+
+    XGBoost's distributed trainings (``xgb.dask.train``, ``stochrank.xgboost.DaskXGBRanker``) all-reduce
+    through ``xgboost.collective``; everything else is one process holding the whole set. LightGBM gives a
+    Python objective no collective: on ``lightgbm.dask`` each worker's totals stay its own (see
+    :mod:`stochrank.dask`).
+    """
+    return xgboost.collective_sum(values) if info.library == "xgboost" else values

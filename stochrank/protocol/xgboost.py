@@ -6,6 +6,7 @@ Recognised by duck typing: no XGBoost import.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -15,7 +16,7 @@ from ..conventions import query_weights
 from .dense import dense_features
 from .info import DatasetInfo
 
-__all__ = ["dmatrix_features", "dmatrix_info", "is_dmatrix"]
+__all__ = ["collective_sum", "dmatrix_features", "dmatrix_info", "is_dmatrix"]
 
 
 def is_dmatrix(obj: Any) -> bool:
@@ -51,3 +52,20 @@ def dmatrix_features(dm: Any) -> tuple[npt.NDArray[np.float64] | None, str]:
     if any(c.__name__.endswith("QuantileDMatrix") for c in type(dm).__mro__):
         return None, f"an XGBoost {type(dm).__name__} stores quantised features only"
     return dense_features(dm.get_data()), ""
+
+
+def collective_sum(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Add ``values`` up over the workers of a distributed XGBoost training (Dask, Spark); else return them.
+
+    Each worker's objective sees only its own rows (``xgb.dask.train`` builds one local DMatrix per
+    worker), so a quantity over the whole training set needs XGBoost's collective. Every worker calls the
+    objective once per iteration, which keeps the all-reduce in step. Outside a distributed training (no
+    ``xgboost.collective`` loaded, or a world of one) nothing is communicated.
+    """
+    collective = sys.modules.get("xgboost.collective")  # loaded by xgboost itself; never imported here
+    if collective is None or not collective.is_distributed():
+        return values
+    total: npt.NDArray[np.float64] = np.asarray(
+        collective.allreduce(np.ascontiguousarray(values, dtype=np.float64), collective.Op.SUM)
+    )
+    return total

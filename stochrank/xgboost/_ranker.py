@@ -24,7 +24,7 @@ from ..metrics import BoosterMetric, feval
 from ..objectives import RankingObjective
 from ..objectives._docs import check_not_constructor
 
-__all__ = ["XGBRanker"]
+__all__ = ["XGBRanker", "default_metric", "training_setup"]
 
 _DEFAULT_ETA = 0.3  # xgboost's default learning rate
 
@@ -74,6 +74,44 @@ class _RankingSet:
         if offsets is None:
             return None
         return cls(X, y, np.diff(offsets), query_weights(weight, offsets, weight_name))
+
+
+def default_metric(objective: Any) -> str | BoosterMetric:
+    """Return the evaluation metric a ranker uses by default with a stochrank objective.
+
+    XGBoost's ``ndcg@k`` for a cut-off k. XGBoost's bare "ndcg" truncates every list at 32 documents
+    (lambdarank_num_pair_per_sample's default): the whole-list NDCG of a k=None objective is stochrank's,
+    in XGBoost's conventions.
+    """
+    k = objective.k if isinstance(objective, RankingObjective) else None
+    return feval("ndcg", k=None, ties="input") if k is None else f"ndcg@{k}"
+
+
+def training_setup(ranker: xgb.XGBModel) -> tuple[dict[str, Any], Any, Any]:
+    """Return ``(params, obj, custom_metric)`` for training a ranker's stochrank objective with ``obj=``.
+
+    ``objective`` becomes ``'rank:ndcg'`` (metadata only: the gradients come from ``obj``), ``base_score``
+    defaults to 0 and ``eval_metric`` to :func:`default_metric`; a callable metric is passed as
+    ``custom_metric(preds, DMatrix)``; SGLB gets the ranker's learning rate unless it names one. Shared by
+    :class:`XGBRanker` and :class:`~stochrank.xgboost.DaskXGBRanker`.
+    """
+    params = ranker.get_xgb_params()  # callables (our objective, callable metrics) are filtered out
+    params["objective"] = "rank:ndcg"
+    if params.get("base_score") is None:
+        params["base_score"] = 0.0
+    custom_metric = None
+    metric = default_metric(ranker.objective) if ranker.eval_metric is None else ranker.eval_metric
+    if callable(metric):
+        custom_metric = metric
+        params["disable_default_eval_metric"] = 1
+    else:
+        params["eval_metric"] = metric
+    obj = ranker.objective
+    if isinstance(obj, RankingObjective) and obj.sglb is not None and obj.sglb.learning_rate is None:
+        lr = params.get("learning_rate")
+        lr = _DEFAULT_ETA if lr is None else float(lr)
+        obj = obj.with_sglb(dataclasses.replace(obj.sglb, learning_rate=lr))
+    return params, obj, custom_metric
 
 
 class XGBRanker(xgb.XGBRanker):
@@ -161,18 +199,7 @@ class XGBRanker(xgb.XGBRanker):
                 base_margin_eval_set=base_margin_eval_set, feature_weights=feature_weights,
             )  # fmt: skip
 
-        params = self.get_xgb_params()  # callables (our objective, callable metrics) are filtered out
-        params["objective"] = "rank:ndcg"  # metadata only: the gradients come from obj=
-        if params.get("base_score") is None:
-            params["base_score"] = 0.0
-        custom_metric = None
-        metric = self._default_metric() if self.eval_metric is None else self.eval_metric
-        if callable(metric):
-            custom_metric = metric
-            params["disable_default_eval_metric"] = 1
-        else:
-            params["eval_metric"] = metric
-        objective = self._objective_with_learning_rate(params)
+        params, objective, custom_metric = training_setup(self)
 
         dtrain = self._dmatrix(train, base_margin)
         if feature_weights is not None:
@@ -212,18 +239,7 @@ class XGBRanker(xgb.XGBRanker):
         )
 
     def _default_metric(self) -> str | BoosterMetric:
-        # XGBoost's bare "ndcg" truncates every list at 32 documents (lambdarank_num_pair_per_sample's
-        # default): the whole-list NDCG of a k=None objective is stochrank's, in XGBoost's conventions.
-        k = self.objective.k if isinstance(self.objective, RankingObjective) else None
-        return feval("ndcg", k=None, ties="input") if k is None else f"ndcg@{k}"
-
-    def _objective_with_learning_rate(self, params: dict[str, Any]) -> Any:
-        obj = self.objective
-        if not isinstance(obj, RankingObjective) or obj.sglb is None or obj.sglb.learning_rate is not None:
-            return obj
-        lr = params.get("learning_rate")
-        lr = _DEFAULT_ETA if lr is None else float(lr)
-        return obj.with_sglb(dataclasses.replace(obj.sglb, learning_rate=lr))
+        return default_metric(self.objective)
 
     def predict(self, X: Any, **kwargs: Any) -> np.ndarray:
         """Ranking scores (raw margins; ``base_margin`` is excluded unless passed again).
