@@ -160,7 +160,7 @@ class ScatteredSampling:
         grad: FloatArray = self.row_basis.T @ (E @ self.col_basis)
         return grad
 
-    def _norm_sq(self, n_iter: int = 30) -> float:
+    def _norm_sq(self, n_iter: int = 15) -> float:
         """Squared operator norm by power iteration (the solver backtracks if it is underestimated)."""
         rng = np.random.default_rng(0)
         B = rng.standard_normal((self.row_basis.shape[1], self.col_basis.shape[1]))
