@@ -21,6 +21,7 @@ from threadpoolctl import threadpool_limits
 
 from .._validation import check_int, check_real
 from ._mvgp_core import (
+    CHUNK,
     MAX_SCATTERED_COVARIANCE,
     Covariance,
     FloatArray,
@@ -283,7 +284,10 @@ class MVGPPosterior(BaseEstimator):
         k_rows = K_r[np.ix_(ur, self.row_index_)]  # kernel rows of the queried rows against the observed ones
         k_cols = K_c[np.ix_(uc, self.col_index_)]
         left, right = k_rows @ self.row_coef_, k_cols @ self.col_coef_
-        mean: FloatArray = np.einsum("ij,ij->i", left[ri], right[ci])
+        mean: FloatArray = np.empty(rows.size)
+        step = max(1, CHUNK // max(self.rank_, 1))  # the gathered factor rows stay below CHUNK floats
+        for s in range(0, rows.size, step):
+            mean[s : s + step] = np.einsum("ij,ij->i", left[ri[s : s + step]], right[ci[s : s + step]])
         if not (return_std or return_cov):
             return mean
         engine = self._covariance_engine(owner)
