@@ -19,7 +19,7 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 
 from stochrank.gp import BipartiteMVGPRanker, TraceNormMVGP
 from stochrank.gp._bipartite import retarget_task
-from stochrank.gp._mvgp import build_problem
+from stochrank.gp._mvgp_inputs import build_problem
 from stochrank.gp._mvgp_core import solve
 
 

@@ -28,8 +28,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_random_state
 
 from .._validation import check_choice, check_int, check_real
-from ._mvgp import MVGPPosterior, build_problem, single_threaded_blas
+from ._mvgp import MVGPPosterior
 from ._mvgp_core import FloatArray, IntArray, solve
+from ._mvgp_inputs import build_problem, single_threaded_blas
 
 __all__ = ["BipartiteMVGPRanker", "ordered_simplex_weights", "retarget_task"]
 

@@ -233,8 +233,8 @@ def solve(
 
     if scale == 0.0:  # ∇f(0) = 0: B = 0 is the minimiser
         x = np.zeros_like(start)
-        empty = (np.zeros((x.shape[0], 0)), np.zeros(0), np.zeros((0, x.shape[1])))
-        return Solution(x, *empty, const, [const], 0, True, lipschitz)
+        left, right_t = np.zeros((x.shape[0], 0)), np.zeros((0, x.shape[1]))
+        return Solution(x, left, np.zeros(0), right_t, const, [const], 0, True, lipschitz)
     x = start.copy()
     ax = op.forward(x)
     svd_x = _svd(x, 0.0) if trace > 0.0 else (x, np.zeros(0), x)
@@ -301,7 +301,7 @@ def solve(
         U, s, Vt = np.linalg.svd(x, full_matrices=False)
         k = int(np.count_nonzero(s > 1e-14 * max(float(s[0]), 1e-300)))
         svd_x = (U[:, :k], s[:k], Vt[:k])
-    return Solution(x, *svd_x, Fx, history, n_iter, converged, L)
+    return Solution(x, svd_x[0], svd_x[1], svd_x[2], Fx, history, n_iter, converged, L)
 
 
 # ------------------------------------------------------------------------------ posterior covariance
@@ -320,10 +320,12 @@ class GridCovariance:
         self.weights = 1.0 / (rows.values[:, None] * cols.values[None, :] + noise_var)
 
     def project_rows(self, k_rows: FloatArray) -> FloatArray:
-        return self.row_vectors.T @ k_rows
+        projected: FloatArray = self.row_vectors.T @ k_rows
+        return projected
 
     def project_cols(self, k_cols: FloatArray) -> FloatArray:
-        return self.col_vectors.T @ k_cols
+        projected: FloatArray = self.col_vectors.T @ k_cols
+        return projected
 
     def reduction_diag(self, a: FloatArray, b: FloatArray, ri: IntArray, ci: IntArray) -> FloatArray:
         out = np.empty(ri.size)
@@ -336,7 +338,8 @@ class GridCovariance:
     def reduction_full(self, a: FloatArray, b: FloatArray, ri: IntArray, ci: IntArray) -> FloatArray:
         root = np.sqrt(self.weights)
         V = (a[:, None, ri] * b[None, :, ci] * root[:, :, None]).reshape(-1, ri.size)
-        return V.T @ V
+        gram: FloatArray = V.T @ V
+        return gram
 
 
 class ScatteredCovariance:
@@ -374,7 +377,8 @@ class ScatteredCovariance:
 
     def reduction_full(self, a: FloatArray, b: FloatArray, ri: IntArray, ci: IntArray) -> FloatArray:
         V = self._whiten(a, b, ri, ci)
-        return V.T @ V
+        gram: FloatArray = V.T @ V
+        return gram
 
 
 Covariance = GridCovariance | ScatteredCovariance
