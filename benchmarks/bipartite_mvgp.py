@@ -1,7 +1,9 @@
 """Multitask bipartite ranking on synthetic positive-unlabelled data, and TraceNormMVGP's cost against size.
 
 Methods: BipartiteMVGPRanker (the seed's model, margin 0, and with margin 0.5), TraceNormMVGP regression on
-±1 labels, the unconstrained MV-GP (trace_weight = 0) and LightGBM lambdarank on task/item features.
+±1 labels, the unconstrained MV-GP (trace_weight = 0) and a boosted per-item model on concatenated task/item
+features: LightGBM lambdarank, and LightGBM with ``stochrank.auc()`` whenever stochrank has it (issue 15,
+part 1: the row appears by itself once that objective exists).
 
 Data (per seed; a disease–gene-like PU problem, the seed's data are not available offline):
 
@@ -25,7 +27,8 @@ two) are hidden as validation positives, every configuration is fitted on the re
 MAP; the best one is refitted on all observed positives. Grids: MV-GP λ path (α = 0, 10 values);
 TraceNormMVGP α ∈ {0.5, 0.9, 0.99, 0.999} × λ path (10 values from λ_max down to 1e-3 λ_max); each ranker
 α ∈ {0, 0.9, 0.99} × λ ∈ {1, 0.3, 0.1, 0.03} × λ_max of its initial targets; LightGBM lambdarank (31 leaves,
-learning rate 0.05, 1 thread) with 50–1600 rounds (doubling).
+learning rate 0.05, 1 thread) and LightGBM with stochrank.auc() (same tree parameters, default smoothing) with
+50–1600 rounds (doubling).
 
 Run: ``nice -n 10 python benchmarks/bipartite_mvgp.py`` (``--quick``: one seed, small grids, nothing
 written; ``--scaling``: only the cost/memory table).
@@ -39,13 +42,15 @@ import tracemalloc
 from dataclasses import dataclass
 
 import numpy as np
-from _common import markdown_table, section_header, write_section
+from _common import write_results_section
 from scipy.stats import rankdata
 from threadpoolctl import threadpool_limits
 
+import stochrank
+from stochrank.bench.results import markdown_table, section_header
 from stochrank.gp import BipartiteMVGPRanker, TraceNormMVGP
-from stochrank.gp._mvgp import build_problem
 from stochrank.gp._mvgp_core import gradient_at_zero, solve
+from stochrank.gp._mvgp_inputs import build_problem
 from stochrank.metrics import map as map_metric
 from stochrank.metrics import precision
 
@@ -53,9 +58,20 @@ N_TASKS, N_NEW, N_ITEMS, RANK = 80, 10, 500, 5
 LGB_PARAMS = {"objective": "lambdarank", "num_leaves": 31, "learning_rate": 0.05, "min_data_in_leaf": 20,
               "num_threads": 1, "deterministic": True, "verbosity": -1, "seed": 0}  # fmt: skip
 LGB_ROUNDS = (50, 100, 200, 400, 800, 1600)
+HAS_AUC = hasattr(stochrank, "auc")  # issue 15, part 1 (another branch): the row appears once it lands
 MARGIN = 0.5  # a round middle value of [0, 1), not tuned
 RANKER_SEED = "BipartiteMVGPRanker (seed model, margin = 0)"
 RANKER_MARGIN = f"BipartiteMVGPRanker (margin = {MARGIN})"
+LGB_AUC = "LightGBM stochrank.auc()"
+DATA_LINE = (
+    f"Data: {N_TASKS} tasks × {N_ITEMS} items per seed ({N_TASKS - N_NEW} known tasks, every entry of "
+    f"theirs in training: {(N_TASKS - N_NEW) * N_ITEMS:,} rows; {N_NEW} new tasks with no observation), "
+    f"rank-{RANK} relevance, half of each known task's positives observed; kernels from noisy rewired 10-NN "
+    f"graphs; LightGBM on {2 * (RANK + 5)} features (task's and item's noisy side information), 1 thread; "
+    "the GP models single-threaded BLAS. Per-task metrics on held-out positives ('known': the known tasks' "
+    "unobserved positives among their unlabelled items; 'new': every positive of the new tasks), averaged "
+    "over tasks, mean ± std over seeds; time: median over seeds of the validation search plus the refit."
+)
 
 
 # ------------------------------------------------------------------------------------------------ data
@@ -139,9 +155,12 @@ def validation_split(data, rng, share=0.3):
 def auc_per_task(relevant, scores, group):
     """Return the per-task AUC of eq. (19): the share of positive–negative pairs ordered correctly.
 
-    Ties count 1/2; NaN for a task without positives or without negatives. Benchmark-local until
-    stochrank.metrics.auc exists (issue 15, part 1).
+    Ties count 1/2; NaN for a task without positives or without negatives. stochrank.metrics.auc (issue 15,
+    part 1) with the same conventions once it exists; this rank-sum form until then.
     """
+    if hasattr(stochrank.metrics, "auc"):
+        labels = relevant.astype(np.float64)
+        return stochrank.metrics.auc(labels, scores, group, ties="average", per_query=True)
     out, start = np.empty(len(group)), 0
     for q, n in enumerate(group):
         rel, s = relevant[start : start + n], scores[start : start + n]
@@ -225,13 +244,17 @@ def ranker_fit(data, positives, config, margin, stats=None):
     return score_matrix(model, data)
 
 
-def lgb_scores(data, positives, rounds):
-    """LightGBM lambdarank on [task features, item features]; one score matrix per number of rounds."""
+def lgb_scores(data, positives, rounds, objective="lambdarank"):
+    """LightGBM on [task features, item features] (one query per task); one score matrix per number of rounds.
+
+    ``objective``: "lambdarank" or "stochrank.auc" (a fresh ``stochrank.auc()`` per training run).
+    """
     import lightgbm as lgb
 
     rows, cols = grid_entries(data)
     X = np.hstack([data.X_tasks[rows], data.X_items[cols]])
-    booster = lgb.train(LGB_PARAMS, lgb.Dataset(X, positives[rows, cols].astype(float),
+    params = {**LGB_PARAMS, "objective": stochrank.auc() if objective == "stochrank.auc" else objective}
+    booster = lgb.train(params, lgb.Dataset(X, positives[rows, cols].astype(float),
                         group=np.full(data.known.size, N_ITEMS)), num_boost_round=max(rounds))  # fmt: skip
     all_rows, all_cols = np.repeat(np.arange(N_TASKS), N_ITEMS), np.tile(np.arange(N_ITEMS), N_TASKS)
     X_all = np.hstack([data.X_tasks[all_rows], data.X_items[all_cols]])
@@ -245,6 +268,7 @@ def run_seed(seed, args, table, timing):
     n_lambdas = 4 if args.quick else 10
     alphas = (0.9,) if args.quick else (0.5, 0.9, 0.99, 0.999)
     steps = (0.3, 0.1) if args.quick else (1.0, 0.3, 0.1, 0.03)
+    rounds = LGB_ROUNDS[:2] if args.quick else LGB_ROUNDS
 
     def ranker_search(pos, margin):
         return [
@@ -262,10 +286,10 @@ def run_seed(seed, args, table, timing):
         "TraceNormMVGP on ±1": lambda pos: [c for a in alphas for c in mvgp_path(data, pos, a, n_lambdas)],
         RANKER_SEED: lambda pos: ranker_search(pos, 0.0),
         RANKER_MARGIN: lambda pos: ranker_search(pos, MARGIN),
-        "LightGBM lambdarank": lambda pos: lgb_scores(
-            data, pos, LGB_ROUNDS[:2] if args.quick else LGB_ROUNDS
-        ),
+        "LightGBM lambdarank": lambda pos: lgb_scores(data, pos, rounds),
     }
+    if HAS_AUC:
+        candidates[LGB_AUC] = lambda pos: lgb_scores(data, pos, rounds, "stochrank.auc")
     refit = {
         "MV-GP (trace_weight = 0) on ±1": lambda c: mvgp_fit(data, data.observed, c),
         "TraceNormMVGP on ±1": lambda c: mvgp_fit(data, data.observed, c),
@@ -274,6 +298,7 @@ def run_seed(seed, args, table, timing):
             data, data.observed, c, MARGIN, timing.setdefault(RANKER_MARGIN, [])
         ),
         "LightGBM lambdarank": lambda c: lgb_scores(data, data.observed, (c,))[0][1],
+        LGB_AUC: lambda c: lgb_scores(data, data.observed, (c,), "stochrank.auc")[0][1],
     }
     for name, search in candidates.items():
         start = time.perf_counter()
@@ -381,6 +406,8 @@ def main():
         quality = quality_tables(table)
         print(quality)
         body.append(quality)
+        if not HAS_AUC:
+            body.append(f"No `{LGB_AUC}` row: this tree has no `stochrank.auc` yet (issue 15, part 1).")
         for name, fits in timing.items():
             text = "; ".join(f"{s:.1f} s, {it} alternations, converged {c}, rank {k}" for s, it, c, k in fits)
             body.append(f"{name} refits (one per seed): {text}.")
@@ -393,10 +420,8 @@ def main():
     print(scaling)
     body.append(scaling)
     if not (args.quick or args.scaling):
-        write_section(
-            "bipartite_mvgp",
-            "\n\n".join([section_header("Multitask bipartite ranking: trace-norm MV-GP"), *body]),
-        )
+        title = "Multitask bipartite ranking (issue 15): TraceNormMVGP and BipartiteMVGPRanker"
+        write_results_section("bipartite_mvgp", "\n\n".join([section_header(title), DATA_LINE, *body]))
 
 
 if __name__ == "__main__":
