@@ -199,9 +199,9 @@ class TraceNormMVGP(MVGPPosterior):
     ----------
     row_index_, col_index_ : ndarray of int
         Observed rows and columns (sorted); the mean lives in their span (representer theorem).
-    row_coef_, col_coef_ : ndarray of shape (len(row_index_), rank_), (len(col_index_), rank_)
-        Factors of eq. (6)'s parameter matrix :math:`A = ` ``row_coef_ @ col_coef_.T``.
-    singular_values_ : ndarray of shape (rank_,)
+    row_coef_, col_coef_ : ndarray of shape (n_observed_rows, rank) and (n_observed_cols, rank)
+        Factors of eq. (6)'s parameter matrix :math:`A = ` ``row_coef_ @ col_coef_.T`` (rank = ``rank_``).
+    singular_values_ : ndarray of shape (rank,)
         Nonzero singular values of :math:`B^*` (:math:`\|ψ\|_{H,*}` is their sum, :math:`\|ψ\|_H^2` the sum
         of their squares).
     rank_ : int
