@@ -1,9 +1,10 @@
 """Tests of stochrank.gp.TraceNormMVGP and BipartiteMVGPRanker (Koyejo, Lee & Ghosh).
 
-References are dense and written from the paper's formulas only: the MV-GP mean eq. (1) and covariance
-eq. (10) with the MN × MN Kronecker matrix, the objective eq. (12) in Ψ form with matrix square roots, the
-nuclear-norm subgradient conditions in the K^½ basis, and the r-step by enumerating every ordering γ and
-every face of the simplex. Runtime ~30 s on a shared 2-vCPU machine.
+References (tests/naive.py) are dense and written from the paper's formulas only: the MV-GP mean
+eq. (1) and covariance eq. (10) with the MN × MN Kronecker matrix, the objective eq. (12) in Ψ form with
+matrix square roots, the r-step by enumerating every ordering γ and every face of the simplex; the
+nuclear-norm subgradient conditions are checked in the K^½ basis. Runtime about 60 s on the shared 2-vCPU
+machine under load 9 (Numba compiles the r-step kernels on first use).
 """
 
 from __future__ import annotations
@@ -251,6 +252,7 @@ def test_path_warm_starts_match_cold_fits_and_lambda_max():
     assert below.fit(K_rows, K_cols, rows, cols, values).rank_ == 1
 
 
+@pytest.mark.slow  # 4-7 s: eigen-decomposes a 1500 x 1500 kernel under tracemalloc
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # 30 iterations measure memory
 @pytest.mark.parametrize("kind", KINDS)
 def test_kronecker_matrix_is_never_formed(kind):
