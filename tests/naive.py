@@ -17,6 +17,7 @@ Monte-Carlo comparisons; they are checked against the scalar twins in the tests.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -547,3 +548,96 @@ def naive_holm_rejections(pvalues, alpha):
             break
         rejected.add(i)
     return rejected
+
+
+# ----------------------------------------------------- trace-norm matrix-variate GP (Koyejo, Lee & Ghosh)
+# Dense, from the paper's formulas only: the MV-GP mean eq. (1) and covariance eq. (10) with the MN × MN
+# Kronecker matrix, the objective eq. (12) in Ψ form with matrix square roots, and the r-step eq. (22) by
+# enumerating every ordering γ and every face of the simplex.
+def naive_sqrt(K, power=0.5):
+    """Return K**power of a symmetric positive definite K."""
+    w, U = np.linalg.eigh(K)
+    return (U * w**power) @ U.T
+
+
+def naive_vec_index(rows, cols, M):
+    """Position of entry (m, n) in vec(Z), columns stacked: K = K_N ⊗ K_M."""
+    return np.asarray(rows) + M * np.asarray(cols)
+
+
+def naive_mvgp_mean(K_rows, K_cols, rows, cols, values, noise_var, q_rows, q_cols):
+    """Eq. (1): k_T(q)ᵀ (K_T + σ² I)⁻¹ r with the full Kronecker covariance."""
+    M = K_rows.shape[0]
+    K = np.kron(K_cols, K_rows)
+    t, q = naive_vec_index(rows, cols, M), naive_vec_index(q_rows, q_cols, M)
+    weights = np.linalg.solve(K[np.ix_(t, t)] + noise_var * np.eye(t.size), values)
+    return K[np.ix_(q, t)] @ weights
+
+
+def naive_mvgp_cov(K_rows, K_cols, rows, cols, noise_var, q_rows, q_cols):
+    """Eq. (10), first form: (K⁻¹ + PᵀP / σ²)⁻¹ (needs K positive definite)."""
+    M = K_rows.shape[0]
+    K = np.kron(K_cols, K_rows)
+    P = np.zeros((len(rows), K.shape[0]))
+    P[np.arange(len(rows)), naive_vec_index(rows, cols, M)] = 1.0
+    S = np.linalg.inv(np.linalg.inv(K) + P.T @ P / noise_var)
+    q = naive_vec_index(q_rows, q_cols, M)
+    return S[np.ix_(q, q)]
+
+
+def naive_mvgp_objective(K_rows, K_cols, rows, cols, values, noise_var, trace_weight, Psi):
+    """Eq. (12): ½Σ(r - ψ)² + σ²/2 tr(Ψᵀ K_M⁻¹ Ψ K_N⁻¹) + μσ² ‖K_M^-½ Ψ K_N^-½‖_*."""
+    B = naive_sqrt(K_rows, -0.5) @ Psi @ naive_sqrt(K_cols, -0.5)
+    fit = 0.5 * np.sum((values - Psi[rows, cols]) ** 2)
+    hilbert = 0.5 * noise_var * np.trace(Psi.T @ np.linalg.inv(K_rows) @ Psi @ np.linalg.inv(K_cols))
+    return fit + hilbert + trace_weight * noise_var * np.linalg.svd(B, compute_uv=False).sum()
+
+
+def naive_face_minimum(C, z, lower):
+    """Minimise ½‖Cx - z‖² over {x >= lower, Σx = 1} exactly.
+
+    Min ½‖Cx - z‖² over {x >= lower, Σx = 1} by enumerating every face: on each, the free coordinates
+    solve the equality-constrained least squares (KKT system), the others sit at their bounds.
+    """
+    n = z.size
+    best, best_x = np.inf, None
+    for free in itertools.product([False, True], repeat=n):
+        free = np.array(free)
+        if not free.any():
+            continue
+        x = lower.copy()
+        F = np.flatnonzero(free)
+        rest = 1.0 - lower[~free].sum()
+        A = C[:, F]
+        target = z - C[:, ~free] @ lower[~free]
+        kkt = np.block([[A.T @ A, np.ones((F.size, 1))], [np.ones((1, F.size)), np.zeros((1, 1))]])
+        sol = np.linalg.lstsq(kkt, np.concatenate([A.T @ target, [rest]]), rcond=None)[0]
+        x[F] = sol[: F.size]
+        if (x >= lower - 1e-12).all():
+            value = 0.5 * np.sum((C @ x - z) ** 2)
+            if value < best:
+                best, best_x = value, x
+    return best, best_x
+
+
+def naive_retarget(psi, positive, margin=0.0):
+    """Solve eq. (22) by brute force; return (objective, r).
+
+    Eq. (22) by brute force: every ordering π ∈ Γ (positives and negatives permuted within their blocks,
+    positives first) and the exact simplex minimiser for each; returns (objective, r).
+    """
+    n, k = psi.size, int(positive.sum())
+    C = np.triu(np.tile(1.0 / np.arange(1, n + 1), (n, 1)))  # Lemma 4: C[i, j] = 1/(j+1) for j >= i
+    lower = np.zeros(n)
+    if 0 < k < n:
+        lower[k - 1] = margin
+    pos, neg = np.flatnonzero(positive), np.flatnonzero(~positive)
+    best, best_r = np.inf, None
+    for p in itertools.permutations(pos):
+        for q in itertools.permutations(neg):
+            slots = np.array(p + q, dtype=int)  # slot i of the sorted vector goes to item slots[i]
+            value, x = naive_face_minimum(C, psi[slots], lower)
+            if value < best - 1e-15:
+                best, best_r = value, np.empty(n)
+                best_r[slots] = C @ x
+    return best, best_r

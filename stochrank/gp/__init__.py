@@ -14,6 +14,12 @@ processes*, SIGIR 2008):
 * :class:`PreferenceGP` — a GP utility learned from duels (winner, loser) by expectation propagation
   (Takeno et al. 2023: EP on the truncated multivariate normal of the duel variables, or probit sites),
   exact or sparse (FITC); :func:`pairs_from_labels` builds within-query duels from graded labels.
+* :class:`TraceNormMVGP` — matrix-variate GP regression over rows (tasks) × columns (items) with row and
+  column kernels and a trace-norm constrained posterior mean (Koyejo, Lee & Ghosh 2013): accelerated
+  proximal gradient with singular-value thresholding, warm-started λ paths of the spectral elastic net,
+  closed-form posterior covariance, predictions for unseen rows and columns.
+* :class:`BipartiteMVGPRanker` — the same model with the seed's generative bipartite ranking layer:
+  per-task scores retargeted on the ordered simplex (monotone retargeting), alternating with the GP fit.
 
 Learning gradients:
 
@@ -23,15 +29,18 @@ Learning gradients:
 * :class:`RKHSGradientLearner` — the regularised RKHS gradient learner of Mukherjee & Zhou (2006).
 """
 
+from ._bipartite import BipartiteMVGPRanker
 from ._ep import CholeskyJitterWarning
 from ._gradient import GradientGP
 from ._model import SparseGP
+from ._mvgp import TraceNormMVGP
 from ._pairs import pairs_from_labels
 from ._preference import PreferenceGP
 from ._ranker import GPRanker, SoftNDCG
 from ._rkhs_gradient import RKHSGradientLearner
 
 __all__ = [
+    "BipartiteMVGPRanker",
     "CholeskyJitterWarning",
     "GPRanker",
     "GradientGP",
@@ -39,5 +48,6 @@ __all__ = [
     "RKHSGradientLearner",
     "SoftNDCG",
     "SparseGP",
+    "TraceNormMVGP",
     "pairs_from_labels",
 ]
