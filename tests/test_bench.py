@@ -228,8 +228,9 @@ def test_cli_errors_name_the_argument(args: list[str], message: str, capsys) -> 
 
 def test_cli_presets_and_overrides() -> None:
     protocol, methods, out, _ = parse_args(["--preset", "full", "--seeds", "2", "--folds", "3,1"])
-    assert methods[0] == "lgb-lambdarank" and set(methods) == set(METHODS)
+    assert methods[0] == "lgb-lambdarank" and set(methods) == set(METHODS) - {"xgb-map"}  # MRR-only
     assert protocol.seeds == (0, 1) and protocol.folds == (3, 1) and protocol.max_rounds == 1000
+    assert protocol.budget >= 30 and protocol.metric == "ndcg@5"
     assert out == Path("bench_runs") / "mq2008"
     protocol, methods, _, _ = parse_args(["--methods", "sr-xgb,lgb-lambdarank", "--threads", "2"])
     assert methods == ["lgb-lambdarank", "sr-xgb"] and protocol.threads == 2 and protocol.budget == 3
@@ -240,12 +241,13 @@ FULL_PRESET = ["--preset", "full", "--no-progress"]
 
 
 def test_bundled_mq2008_cache_keys_are_unchanged() -> None:
-    """The identity of a bundled-MQ2008 fit is what it was when bench_runs/mq2008 (600 fits) was trained:
+    """The identity of a bundled-MQ2008 fit is what it was when bench_runs/mq2008 (the full preset of
+    benchmarks/RESULTS.md, CACHE_VERSION 2: Newton-leaf defaults, --metric, 30 configurations) was trained:
     this key was written by that run. A change here silently invalidates the whole cache."""
     protocol, _, _, _ = parse_args(FULL_PRESET)
     config = sample_configs(METHODS["cb-lambdamart"], protocol.budget)[0]
     path = RunCache("runs", protocol).path("cb-lambdamart", 1, 0, config, 0)
-    assert path.name == "seed0-c0-624028bcb0479db1.json"
+    assert path.name == "seed0-c0-97f2620313927b4e.json"
 
 
 def _synthetic_root(root: Path, seed: int) -> str:
@@ -371,7 +373,10 @@ def test_paired_tests_refuse_infinite_values(where: str) -> None:
         ("folds", (6,), "'folds' parameter of Protocol must hold folds of mq2008"),
         ("folds", (1.0,), "'folds' parameter of Protocol must be an int"),
         ("budget", 0, "'budget' parameter of Protocol"),
-        ("k", 0, "'k' parameter of Protocol"),
+        ("metric", "ndcg@0", "'metric' parameter of Protocol: --metric 'ndcg@0'"),
+        ("metric", "err", "'metric' parameter of Protocol: --metric 'err' needs a cutoff"),
+        ("metric", "map@5", "'metric' parameter of Protocol: --metric must be ndcg@K, mrr, mrr@K or err@K"),
+        ("metric", 5, "'metric' parameter of Protocol must be a str"),
         ("max_rounds", 0, "'max_rounds' parameter of Protocol"),
         ("patience", -1, "'patience' parameter of Protocol"),
         ("threads", 0, "'threads' parameter of Protocol"),
@@ -410,8 +415,11 @@ def test_fit_settings_validate_every_field(field: str, value, message: str) -> N
 
 def test_protocol_fit_settings_are_the_report_convention() -> None:
     """The bench's fits early-stop in the report's NDCG convention (worst ties, empty queries skipped)."""
-    p = Protocol(k=7, max_rounds=40, patience=6, threads=2)
+    p = Protocol(metric="ndcg@7", max_rounds=40, patience=6, threads=2)
     assert p.fit_settings() == FitSettings(40, 6, 7, threads=2, ties="worst", empty="skip")
+    p = Protocol(dataset="catboost-querywise", metric="ERR@10")
+    assert p.metric == "err@10"
+    assert p.fit_settings() == FitSettings(1000, 100, 10, metric="err", gain="linear", max_grade=6.0)
 
 
 def test_catboost_trainer_refuses_input_order_ties() -> None:
