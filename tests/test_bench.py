@@ -8,6 +8,7 @@ import itertools
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -26,6 +27,7 @@ from stochrank.bench.methods import (
     Uniform,
     available_methods,
 )
+from stochrank.bench.pairs import booster_pairs
 from stochrank.bench.protocol import fit_run, load_fold, metric_names, sample_configs
 from stochrank.bench.report import MethodSummary, Summary, _adjust, _fmt_p, _verdict, verdict_text
 from stochrank.bench.stats import holm, paired_randomization, paired_t
@@ -492,3 +494,74 @@ def test_a_win_must_survive_holms_correction() -> None:
     assert "`sr-lgb` ties (no significant difference) on NDCG@5" in text
     assert "paired t p = 0.013 (Holm 0.065)" in text
     assert "`sr-xgb` **wins** on NDCG@5" in text and text.count("**wins**") == 1
+
+
+# ------------------------------------------------------------------------------------ issue 9 additions
+def test_lightgbm_kept_model_skips_iterations_that_stored_no_tree() -> None:
+    """An objective that gives no usable gradient at some calls makes LightGBM store no tree for those
+    iterations; the kept model (and its test scores) must be the trees of the best *iteration*, not the first
+    best_iteration trees."""
+    data = load_fold("mq2008", 1, None, None, 80)
+    calls = [0]
+
+    def sometimes_flat(preds: np.ndarray, train: Any) -> tuple[np.ndarray, np.ndarray]:
+        calls[0] += 1
+        y = train.get_label()
+        grad = np.zeros_like(preds) if calls[0] % 3 == 0 else (preds - y) * (1 + 0.1 * (calls[0] % 5))
+        return grad, np.ones_like(preds)
+
+    booster = {"learning_rate": 0.3, "num_leaves": 7, "min_data_in_leaf": 5}
+    settings = FitSettings(40, 10, 5)
+    fit = TRAINERS["lightgbm"](Recipe({}, objective=sometimes_flat), booster, data, 0, settings)
+    vali = metrics.ndcg(data.vali.y, fit.vali_scores, data.vali.group, k=5, ties="worst", empty="skip")
+    assert fit.best_iteration >= 4  # empty iterations (every third) came before the kept one
+    assert fit.curve[fit.best_iteration - 1] == pytest.approx(vali, abs=1e-12)
+
+
+def test_same_booster_pairs_name_each_boosters_lambdamart() -> None:
+    methods = [
+        "lgb-lambdarank",
+        "sr-lgb",
+        "xgb-ndcg",
+        "xgb-map",
+        "sr-xgb",
+        "cb-yetirank",
+        "sr-cb",
+        "lgb-xendcg",
+    ]
+    assert booster_pairs(methods) == [
+        ("sr-lgb", "lgb-lambdarank"), ("sr-xgb", "xgb-ndcg"), ("sr-xgb", "xgb-map"), ("sr-cb", "cb-yetirank"),
+    ]  # fmt: skip
+    assert booster_pairs(["sr-lgb", "xgb-ndcg"]) == []
+
+
+@pytest.mark.parametrize(
+    ("metric", "objective", "cb_lambdamart", "cb_yetirank"),
+    [
+        ("ndcg@5", "ndcg@5", "LambdaMart:metric=NDCG;top=5;type=Exp", "YetiRank"),
+        ("mrr", "mrr", "LambdaMart:metric=MRR", "YetiRank:mode=MRR"),
+        ("err@10", "err@10", None, None),
+    ],
+)
+def test_metric_sets_every_methods_objective(metric: str, objective: str, cb_lambdamart, cb_yetirank) -> None:
+    """--metric: stochrank methods optimise the target, baselines keep LambdaMART (in the target's mode where
+    the booster has one), early stopping is on the target, and methods that cannot run it say why."""
+    protocol = Protocol(metric=metric)
+    target = protocol.target
+    assert protocol.fit_settings().feval().name == objective
+    for name, method in METHODS.items():
+        config = sample_configs(method, 1)[0]
+        why = method.unsupported(target)
+        if why is not None:
+            assert name.startswith(("cb-", "sr-cb", "softrank", "xgb-map"))
+            with pytest.raises(ValueError, match=f"{name} does not run --metric {target.spec}"):
+                fit_run(method, 0, config, 1, 0, Protocol(metric=metric, folds=(1,), seeds=(0,), budget=1))
+            continue
+        recipe = method.build(config["own"], config["booster"], target, 0)
+        if method.stochrank:
+            assert recipe.objective.name == objective
+        elif name == "cb-lambdamart":
+            assert recipe.params["loss_function"] == cb_lambdamart
+        elif name == "cb-yetirank":
+            assert recipe.params["loss_function"] == cb_yetirank
+    assert ("xgb-map" in METHODS and METHODS["xgb-map"].unsupported(target) is None) == (metric == "mrr")

@@ -9,10 +9,12 @@ import numpy as np
 
 from .cache import Run
 from .methods import BASELINE, METHODS
+from .pairs import booster_table
 from .protocol import Outcome
 from .results import markdown_table
 from .spaces import BOOSTER_SPACES, NEWTON_SPACE
 from .stats import (
+    ALPHA,
     N_RESAMPLES,
     holm,
     minimum_detectable_difference,
@@ -24,8 +26,6 @@ from .stats import (
 from .trainers import empty_queries
 
 __all__ = ["ALPHA", "MethodSummary", "Summary", "markdown", "summarize"]
-
-ALPHA = 0.05
 
 
 @dataclass
@@ -404,6 +404,9 @@ def markdown(summary: Summary, curves_png: str | None = None) -> str:
         f"{comparisons(summary)} comparisons with the baseline):\n",
         verdict_text(summary),
     ]
+    same_booster = booster_table(summary)
+    if same_booster:
+        parts += [same_booster]
     champion = champion_text(summary)
     if champion:
         parts += [champion]

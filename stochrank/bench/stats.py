@@ -24,6 +24,7 @@ import numpy.typing as npt
 from .._validation import check_int
 
 __all__ = [
+    "ALPHA",
     "N_RESAMPLES",
     "holm",
     "minimum_detectable_difference",
@@ -34,6 +35,7 @@ __all__ = [
 ]
 
 N_RESAMPLES = 100_000
+ALPHA = 0.05  # significance level of every verdict
 
 
 def paired_arrays(a: Any, b: Any) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:

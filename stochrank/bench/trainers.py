@@ -145,14 +145,27 @@ def train_lightgbm(
     train = lgb.Dataset(data.train.X, data.train.y, group=data.train.group)
     vali = lgb.Dataset(data.vali.X, data.vali.y, group=data.vali.group, reference=train)
     history: dict[str, Any] = {}
+    # An iteration whose tree cannot split stores no tree and leaves the scores as they are; a stochastic
+    # objective may split again at the next call. Predicting with num_iteration counts stored trees, so the
+    # model kept at iteration i is its first trees_after[i - 1] trees (tests/test_bench.py).
+    trees_after: list[int] = []
+
+    def count_trees(env: Any) -> None:
+        trees_after.append(env.model.num_trees())
+
+    count_trees.order = 5  # type: ignore[attr-defined]  # before early stopping (order 30) may stop
     model = lgb.train(
         params, train, settings.max_rounds, valid_sets=[vali], valid_names=["vali"], feval=settings.feval(),
-        callbacks=[lgb.early_stopping(settings.patience, verbose=False), lgb.record_evaluation(history)],
+        callbacks=[count_trees, lgb.early_stopping(settings.patience, verbose=False),
+                   lgb.record_evaluation(history)],
     )  # fmt: skip
     best = model.best_iteration
+    kept = trees_after[best - 1]
 
     def predict(split: Any) -> npt.NDArray[np.float64]:
-        return _scores(model.predict(split.X, num_iteration=best))
+        if kept == 0:  # no tree yet: LightGBM reads num_iteration=0 as "every tree"
+            return np.zeros(split.X.shape[0])
+        return _scores(model.predict(split.X, num_iteration=kept))
 
     return Fit(_scores(history["vali"][settings.feval().name]), best, predict(data.vali), predict(data.test))
 
