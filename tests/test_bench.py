@@ -488,7 +488,7 @@ def test_a_win_must_survive_holms_correction() -> None:
     assert others[0].holm_t[m] == pytest.approx(5 * 0.013) and others[5].holm_rand[m] == pytest.approx(
         6 * 0.0015
     )
-    outcome = type("Outcome", (), {"protocol": type("Protocol", (), {"k": 5})()})()
+    outcome = type("Outcome", (), {"protocol": Protocol(metric="ndcg@5")})()
     summary = Summary(outcome, [m], [base, *others], "lgb-lambdarank", 0.0, 100, 1000, 0, 7)
     text = verdict_text(summary)
     assert "`sr-lgb` ties (no significant difference) on NDCG@5" in text
@@ -548,7 +548,7 @@ def test_metric_sets_every_methods_objective(metric: str, objective: str, cb_lam
     the booster has one), early stopping is on the target, and methods that cannot run it say why."""
     protocol = Protocol(metric=metric)
     target = protocol.target
-    assert protocol.fit_settings().feval().name == objective
+    assert protocol.fit_settings().feval().name == f"sr-{objective}"  # feval logs as sr-<metric>
     for name, method in METHODS.items():
         config = sample_configs(method, 1)[0]
         why = method.unsupported(target)

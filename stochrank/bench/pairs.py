@@ -1,4 +1,4 @@
-"""Same-booster verdicts: each stochrank method against its own booster's LambdaMART, Holm-corrected.
+"""Resolution and same-booster verdicts: MDDs, and each stochrank method against its own LambdaMART.
 
 The report's main tables compare every method with LightGBM's lambdarank (:data:`~stochrank.bench.methods.
 BASELINE`). The claim a user cares about is narrower: on the booster I already use, does stochrank rank
@@ -17,12 +17,12 @@ import numpy as np
 
 from .methods import METHODS
 from .results import markdown_table
-from .stats import ALPHA, holm, minimum_detectable_difference, paired_randomization, paired_t
+from .stats import ALPHA, holm, minimum_detectable_difference, paired_arrays, paired_randomization, paired_t
 
 if TYPE_CHECKING:
     from .report import Summary
 
-__all__ = ["BOOSTER_BASELINES", "booster_pairs", "booster_table"]
+__all__ = ["BOOSTER_BASELINES", "booster_pairs", "booster_table", "resolution_table"]
 
 
 # Each booster's own LambdaMART-family rankers, the baselines of its stochrank methods (in report order).
@@ -79,3 +79,23 @@ def booster_table(summary: Summary) -> str:
         f"{len(pairs)} comparisons; significant = both adjusted p < {ALPHA}; MDD at 80 % power):\n\n"
         + markdown_table(header, rows)
     )
+
+
+def resolution_table(summary: Summary) -> str:
+    """Minimum detectable difference of each comparison with the baseline on the primary metric.
+
+    From the per-query paired differences (queries that count, pooled over folds, seeds averaged):
+    :func:`~stochrank.bench.stats.minimum_detectable_difference` at two-sided 5 % and 80 % power.
+    """
+    primary = summary.primary
+    base = next(s for s in summary.methods if s.name == summary.baseline)
+    rows = []
+    for s in summary.methods:
+        if s is base:
+            continue
+        a, b = paired_arrays(s.per_query[primary], base.per_query[primary])
+        d = a - b
+        sd = float(np.std(d, ddof=1)) if d.size > 1 else float("nan")
+        mdd = minimum_detectable_difference(s.per_query[primary], base.per_query[primary])
+        rows.append([f"`{s.name}`", str(d.size), f"{sd:.4f}", f"{s.diffs[primary]:+.4f}", f"{mdd:.4f}"])
+    return markdown_table(["method", "queries", "sd of per-query Δ", f"Δ {primary}", "MDD"], rows)

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from .cache import Run
 from .methods import BASELINE, METHODS
-from .pairs import booster_table
+from .pairs import booster_table, resolution_table
 from .protocol import Outcome
 from .results import markdown_table
 from .spaces import BOOSTER_SPACES, NEWTON_SPACE
@@ -17,7 +16,6 @@ from .stats import (
     ALPHA,
     N_RESAMPLES,
     holm,
-    minimum_detectable_difference,
     paired_arrays,
     paired_randomization,
     paired_t,
@@ -193,26 +191,6 @@ def pvalue_table(summary: Summary) -> str:
     return markdown_table(["method", *summary.metrics], rows)
 
 
-def resolution_table(summary: Summary) -> str:
-    """Minimum detectable difference of each comparison with the baseline on the primary metric.
-
-    From the per-query paired differences (queries that count, pooled over folds, seeds averaged):
-    :func:`~stochrank.bench.stats.minimum_detectable_difference` at two-sided 5 % and 80 % power.
-    """
-    primary = summary.primary
-    base = next(s for s in summary.methods if s.name == summary.baseline)
-    rows = []
-    for s in summary.methods:
-        if s is base:
-            continue
-        a, b = paired_arrays(s.per_query[primary], base.per_query[primary])
-        d = a - b
-        sd = float(np.std(d, ddof=1)) if d.size > 1 else float("nan")
-        mdd = minimum_detectable_difference(s.per_query[primary], base.per_query[primary])
-        rows.append([f"`{s.name}`", str(d.size), f"{sd:.4f}", f"{s.diffs[primary]:+.4f}", f"{mdd:.4f}"])
-    return markdown_table(["method", "queries", "sd of per-query Δ", f"Δ {primary}", "MDD"], rows)
-
-
 def verdict_text(summary: Summary) -> str:
     """Plain-words wins, ties and losses against the baseline (significant: both Holm-adjusted p < ALPHA)."""
     if summary.baseline is None:
@@ -265,7 +243,7 @@ def conventions_text(summary: Summary) -> str:
         "no information about the ranking, and counting them as 1 (LightGBM/XGBoost/CatBoost `eval`) adds "
         f"the same constant to every method. Here {e:.1%} of the {summary.n_queries} test queries are "
         f"skipped; NDCG in LightGBM's rule is (1 − {e:.3f}) × NDCG + {e:.3f}."),
-        (f"- **ERR@10**: stop probability R = (2^r − 1) / 2^{_max_grade(p):g} "
+        (f"- **ERR@10**: stop probability R = (2^r − 1) / 2^{p.target.max_grade:g} "
         "(the dataset's highest grade). **MRR**: a document is relevant when its label is > 0, full list."),
         ("- **mean ± std** over the selected configuration's (fold, seed) runs, each run the mean over its "
         "test queries. **Δ** is the mean per-query difference from the baseline, queries pooled over folds "
@@ -302,12 +280,6 @@ def _settings_text(summary: Summary) -> str:
     if len(recorded) < len(settings):
         parts.append("not recorded for fits cached by an earlier stochrank")
     return "; ".join(parts) + " (per fit in `runs.csv`)"
-
-
-def _max_grade(p: Any) -> float:
-    from stochrank.datasets import DATASETS
-
-    return float(DATASETS[p.dataset].labels[1])
 
 
 def protocol_text(summary: Summary) -> str:
