@@ -8,6 +8,7 @@ import itertools
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -26,6 +27,7 @@ from stochrank.bench.methods import (
     Uniform,
     available_methods,
 )
+from stochrank.bench.pairs import booster_pairs
 from stochrank.bench.protocol import fit_run, load_fold, metric_names, sample_configs
 from stochrank.bench.report import MethodSummary, Summary, _adjust, _fmt_p, _verdict, verdict_text
 from stochrank.bench.stats import holm, paired_randomization, paired_t
@@ -228,8 +230,9 @@ def test_cli_errors_name_the_argument(args: list[str], message: str, capsys) -> 
 
 def test_cli_presets_and_overrides() -> None:
     protocol, methods, out, _ = parse_args(["--preset", "full", "--seeds", "2", "--folds", "3,1"])
-    assert methods[0] == "lgb-lambdarank" and set(methods) == set(METHODS)
+    assert methods[0] == "lgb-lambdarank" and set(methods) == set(METHODS) - {"xgb-map"}  # MRR-only
     assert protocol.seeds == (0, 1) and protocol.folds == (3, 1) and protocol.max_rounds == 1000
+    assert protocol.budget >= 30 and protocol.metric == "ndcg@5"
     assert out == Path("bench_runs") / "mq2008"
     protocol, methods, _, _ = parse_args(["--methods", "sr-xgb,lgb-lambdarank", "--threads", "2"])
     assert methods == ["lgb-lambdarank", "sr-xgb"] and protocol.threads == 2 and protocol.budget == 3
@@ -240,12 +243,13 @@ FULL_PRESET = ["--preset", "full", "--no-progress"]
 
 
 def test_bundled_mq2008_cache_keys_are_unchanged() -> None:
-    """The identity of a bundled-MQ2008 fit is what it was when bench_runs/mq2008 (600 fits) was trained:
+    """The identity of a bundled-MQ2008 fit is what it was when bench_runs/mq2008 (the full preset of
+    benchmarks/RESULTS.md, CACHE_VERSION 2: Newton-leaf defaults, --metric, 30 configurations) was trained:
     this key was written by that run. A change here silently invalidates the whole cache."""
     protocol, _, _, _ = parse_args(FULL_PRESET)
     config = sample_configs(METHODS["cb-lambdamart"], protocol.budget)[0]
     path = RunCache("runs", protocol).path("cb-lambdamart", 1, 0, config, 0)
-    assert path.name == "seed0-c0-624028bcb0479db1.json"
+    assert path.name == "seed0-c0-97f2620313927b4e.json"
 
 
 def _synthetic_root(root: Path, seed: int) -> str:
@@ -371,7 +375,10 @@ def test_paired_tests_refuse_infinite_values(where: str) -> None:
         ("folds", (6,), "'folds' parameter of Protocol must hold folds of mq2008"),
         ("folds", (1.0,), "'folds' parameter of Protocol must be an int"),
         ("budget", 0, "'budget' parameter of Protocol"),
-        ("k", 0, "'k' parameter of Protocol"),
+        ("metric", "ndcg@0", "'metric' parameter of Protocol: --metric 'ndcg@0'"),
+        ("metric", "err", "'metric' parameter of Protocol: --metric 'err' needs a cutoff"),
+        ("metric", "map@5", "'metric' parameter of Protocol: --metric must be ndcg@K, mrr, mrr@K or err@K"),
+        ("metric", 5, "'metric' parameter of Protocol must be a str"),
         ("max_rounds", 0, "'max_rounds' parameter of Protocol"),
         ("patience", -1, "'patience' parameter of Protocol"),
         ("threads", 0, "'threads' parameter of Protocol"),
@@ -410,8 +417,11 @@ def test_fit_settings_validate_every_field(field: str, value, message: str) -> N
 
 def test_protocol_fit_settings_are_the_report_convention() -> None:
     """The bench's fits early-stop in the report's NDCG convention (worst ties, empty queries skipped)."""
-    p = Protocol(k=7, max_rounds=40, patience=6, threads=2)
+    p = Protocol(metric="ndcg@7", max_rounds=40, patience=6, threads=2)
     assert p.fit_settings() == FitSettings(40, 6, 7, threads=2, ties="worst", empty="skip")
+    p = Protocol(dataset="catboost-querywise", metric="ERR@10")
+    assert p.metric == "err@10"
+    assert p.fit_settings() == FitSettings(1000, 100, 10, metric="err", gain="linear", max_grade=6.0)
 
 
 def test_catboost_trainer_refuses_input_order_ties() -> None:
@@ -478,9 +488,80 @@ def test_a_win_must_survive_holms_correction() -> None:
     assert others[0].holm_t[m] == pytest.approx(5 * 0.013) and others[5].holm_rand[m] == pytest.approx(
         6 * 0.0015
     )
-    outcome = type("Outcome", (), {"protocol": type("Protocol", (), {"k": 5})()})()
+    outcome = type("Outcome", (), {"protocol": Protocol(metric="ndcg@5")})()
     summary = Summary(outcome, [m], [base, *others], "lgb-lambdarank", 0.0, 100, 1000, 0, 7)
     text = verdict_text(summary)
     assert "`sr-lgb` ties (no significant difference) on NDCG@5" in text
     assert "paired t p = 0.013 (Holm 0.065)" in text
     assert "`sr-xgb` **wins** on NDCG@5" in text and text.count("**wins**") == 1
+
+
+# ------------------------------------------------------------------------------------ issue 9 additions
+def test_lightgbm_kept_model_skips_iterations_that_stored_no_tree() -> None:
+    """An objective that gives no usable gradient at some calls makes LightGBM store no tree for those
+    iterations; the kept model (and its test scores) must be the trees of the best *iteration*, not the first
+    best_iteration trees."""
+    data = load_fold("mq2008", 1, None, None, 80)
+    calls = [0]
+
+    def sometimes_flat(preds: np.ndarray, train: Any) -> tuple[np.ndarray, np.ndarray]:
+        calls[0] += 1
+        y = train.get_label()
+        grad = np.zeros_like(preds) if calls[0] % 3 == 0 else (preds - y) * (1 + 0.1 * (calls[0] % 5))
+        return grad, np.ones_like(preds)
+
+    booster = {"learning_rate": 0.3, "num_leaves": 7, "min_data_in_leaf": 5}
+    settings = FitSettings(40, 10, 5)
+    fit = TRAINERS["lightgbm"](Recipe({}, objective=sometimes_flat), booster, data, 0, settings)
+    vali = metrics.ndcg(data.vali.y, fit.vali_scores, data.vali.group, k=5, ties="worst", empty="skip")
+    assert fit.best_iteration >= 4  # empty iterations (every third) came before the kept one
+    assert fit.curve[fit.best_iteration - 1] == pytest.approx(vali, abs=1e-12)
+
+
+def test_same_booster_pairs_name_each_boosters_lambdamart() -> None:
+    methods = [
+        "lgb-lambdarank",
+        "sr-lgb",
+        "xgb-ndcg",
+        "xgb-map",
+        "sr-xgb",
+        "cb-yetirank",
+        "sr-cb",
+        "lgb-xendcg",
+    ]
+    assert booster_pairs(methods) == [
+        ("sr-lgb", "lgb-lambdarank"), ("sr-xgb", "xgb-ndcg"), ("sr-xgb", "xgb-map"), ("sr-cb", "cb-yetirank"),
+    ]  # fmt: skip
+    assert booster_pairs(["sr-lgb", "xgb-ndcg"]) == []
+
+
+@pytest.mark.parametrize(
+    ("metric", "objective", "cb_lambdamart", "cb_yetirank"),
+    [
+        ("ndcg@5", "ndcg@5", "LambdaMart:metric=NDCG;top=5;type=Exp", "YetiRank"),
+        ("mrr", "mrr", "LambdaMart:metric=MRR", "YetiRank:mode=MRR"),
+        ("err@10", "err@10", None, None),
+    ],
+)
+def test_metric_sets_every_methods_objective(metric: str, objective: str, cb_lambdamart, cb_yetirank) -> None:
+    """--metric: stochrank methods optimise the target, baselines keep LambdaMART (in the target's mode where
+    the booster has one), early stopping is on the target, and methods that cannot run it say why."""
+    protocol = Protocol(metric=metric)
+    target = protocol.target
+    assert protocol.fit_settings().feval().name == f"sr-{objective}"  # feval logs as sr-<metric>
+    for name, method in METHODS.items():
+        config = sample_configs(method, 1)[0]
+        why = method.unsupported(target)
+        if why is not None:
+            assert name.startswith(("cb-", "sr-cb", "softrank", "xgb-map"))
+            with pytest.raises(ValueError, match=f"{name} does not run --metric {target.spec}"):
+                fit_run(method, 0, config, 1, 0, Protocol(metric=metric, folds=(1,), seeds=(0,), budget=1))
+            continue
+        recipe = method.build(config["own"], config["booster"], target, 0)
+        if method.stochrank:
+            assert recipe.objective.name == objective
+        elif name == "cb-lambdamart":
+            assert recipe.params["loss_function"] == cb_lambdamart
+        elif name == "cb-yetirank":
+            assert recipe.params["loss_function"] == cb_yetirank
+    assert ("xgb-map" in METHODS and METHODS["xgb-map"].unsupported(target) is None) == (metric == "mrr")

@@ -1,7 +1,9 @@
 """Command line of the benchmark runner: ``python -m stochrank.bench [--preset quick|full] [options]``.
 
 ``python -m stochrank.bench`` runs the quick preset on the bundled MQ2008; ``--preset full`` is the
-comparison in ``benchmarks/RESULTS.md``. Options given explicitly override the preset's. Finished fits are
+comparison in ``benchmarks/RESULTS.md``. Options given explicitly override the preset's. ``--metric``
+(``ndcg@k``, ``mrr``, ``mrr@k``, ``err@k``; default ``ndcg@5``) sets the target every method early-stops on,
+is selected on and is judged by, and the objective of the methods that can optimise it. Finished fits are
 cached in ``<out>/runs``: rerunning a command (or adding a method, a seed, a fold) trains only what is new.
 """
 
@@ -29,14 +31,15 @@ from .protocol import Protocol, run_protocol
 from .report import markdown, summarize
 from .results import section_header, write_section
 from .stats import N_RESAMPLES
+from .target import Target
 
 QUICK_METHODS = ("lgb-lambdarank", "lgb-xendcg", "xgb-ndcg", "sr-lgb", "sr-lgb-sglb", "sr-xgb", "sr-cb-sglb")
 PRESETS: dict[str, dict[str, Any]] = {
     # A few minutes on 2 cores: every fold, one seed, a small random search, at most 300 trees.
     "quick": {"dataset": "mq2008", "methods": QUICK_METHODS, "folds": None, "seeds": 1, "budget": 3,
               "max_rounds": 300, "patience": 50, "jobs": 2},
-    # The RESULTS.md comparison: every method, every fold, 3 seeds, the paper's 1000 trees.
-    "full": {"dataset": "mq2008", "methods": None, "folds": None, "seeds": 3, "budget": 8,
+    # The RESULTS.md comparison: every method, every fold, 3 seeds, 30 configurations, the paper's 1000 trees.
+    "full": {"dataset": "mq2008", "methods": None, "folds": None, "seeds": 3, "budget": 30,
              "max_rounds": 1000, "patience": 100, "jobs": 2},
 }  # fmt: skip
 
@@ -112,12 +115,12 @@ def _parser() -> argparse.ArgumentParser:
     add("--threads", type=int, default=1, help="threads per fit, for every booster and Numba (default: 1)")
     add("--jobs", type=int, help="fits run at once in separate processes")
     add(
-        "--k",
-        type=int,
-        default=5,
-        help="NDCG cutoff optimised, early-stopped on, selected on and judged on; test NDCG@k is reported "
-        "next to NDCG@1/3/5/10 (default: 5)",
+        "--metric",
+        help="target metric: ndcg@K, mrr, mrr@K or err@K (default: ndcg@5). Every method early-stops on it, "
+        "is selected on it and is judged by it; the stochrank methods optimise it, the baselines keep their "
+        "own objective. The test table also reports NDCG@1/3/5/10, ERR@10 and MRR.",
     )
+    add("--k", type=int, help="shorthand for --metric ndcg@K")
     add("--max-rounds", type=int, help="most trees per fit")
     add("--patience", type=int, help="early-stopping rounds")
     add("--max-queries", type=int, help="use only the first N queries of every split (smoke tests)")
@@ -160,6 +163,13 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Protocol, list[str], 
         _positive(parser, name, getattr(args, name))
     dataset = args.dataset or preset["dataset"]
     spec = DATASETS[dataset]
+    if args.k is not None and args.metric is not None:
+        parser.error(f"--k {args.k} and --metric {args.metric}: give one (--k K means --metric ndcg@K).")
+    metric = args.metric or (f"ndcg@{args.k}" if args.k is not None else "ndcg@5")
+    try:
+        target = Target.parse(metric)
+    except ValueError as exc:
+        parser.error(str(exc))
 
     methods_arg = args.methods or (",".join(preset["methods"]) if preset["methods"] else "all")
     methods = (
@@ -170,6 +180,16 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Protocol, list[str], 
         parser.error(f"--methods: unknown method(s) {unknown}; choose from {', '.join(METHODS)} or 'all'.")
     if len(set(methods)) != len(methods):
         parser.error(f"--methods lists a method twice: {methods_arg}.")
+    reasons = {m: METHODS[m].unsupported(target) for m in methods}
+    skipped = {m: why for m, why in reasons.items() if why is not None}
+    if skipped and args.methods and args.methods != "all":  # asked for by name: an error, not a silent skip
+        parser.error(
+            "; ".join(f"{m} does not run --metric {target.spec}: {why}" for m, why in skipped.items())
+        )
+    methods = [m for m in methods if m not in skipped]
+    if not methods:
+        parser.error(f"no method of the selection runs --metric {target.spec}.")
+    args.skipped = skipped
     if BASELINE in methods:  # the baseline first: every p-value is against it
         methods.remove(BASELINE)
         methods.insert(0, BASELINE)
@@ -189,22 +209,27 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Protocol, list[str], 
             )
 
     try:
-        protocol = _protocol(args, preset, dataset, folds)
+        protocol = _protocol(args, preset, dataset, folds, target.spec)
     except ValueError as exc:
         parser.error(str(exc))
-    out = Path(args.out) if args.out else Path("bench_runs") / dataset
+    out = Path(args.out) if args.out else Path("bench_runs") / (dataset + _suffix(target))
     return protocol, methods, out, args
 
 
+def _suffix(target: Target) -> str:
+    """Return what names a non-default target's files and RESULTS.md section (``-mrr``, ``-err10``)."""
+    return "" if target.spec == "ndcg@5" else "-" + target.spec.replace("@", "")
+
+
 def _protocol(
-    args: argparse.Namespace, preset: dict[str, Any], dataset: str, folds: tuple[int, ...]
+    args: argparse.Namespace, preset: dict[str, Any], dataset: str, folds: tuple[int, ...], metric: str
 ) -> Protocol:
     return Protocol(
         dataset=dataset,
         folds=folds,
         seeds=tuple(range(args.seeds or preset["seeds"])),
         budget=args.budget or preset["budget"],
-        k=args.k,
+        metric=metric,
         max_rounds=args.max_rounds or preset["max_rounds"],
         patience=args.patience or preset["patience"],
         normalize=args.normalize,
@@ -230,6 +255,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(format="%(message)s")  # shows the one-time "compiling Numba kernels" notice
     logging.getLogger("stochrank").setLevel(logging.INFO)
 
+    for method, why in args.skipped.items():
+        print(f"Not run: {method} ({why}).")
     start = time.perf_counter()
     try:  # a missing dataset is a usage error: the loader's message says where to get it, no traceback
         load(protocol.dataset, protocol.folds[0], "test", root=protocol.root)
@@ -245,15 +272,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"Trained {outcome.trained} fit(s), {loaded} loaded from {out / 'runs'}; {seconds:.0f} s. "
           f"Wrote {', '.join(str(p) for p in paths.values())}.")  # fmt: skip
     if args.results:
-        name = f"{protocol.dataset.replace('-', '_')}_comparison"
+        suffix = _suffix(protocol.target)
+        name = f"{(protocol.dataset + suffix).replace('-', '_')}_comparison"
         # The run folder is not version-controlled: the figure goes next to the results file.
-        figure = Path(args.results).resolve().parent / f"{protocol.dataset}_learning_curves.png"
+        figure = Path(args.results).resolve().parent / f"{protocol.dataset}{suffix}_learning_curves.png"
         shutil.copyfile(paths["learning_curves.png"], figure)
-        body = (
-            section_header(f"{protocol.dataset} comparison ({args.preset} preset)", runner=True)
-            + "\n"
-            + markdown(summary, figure.name)
-        )
+        title = f"{protocol.dataset} comparison, {protocol.target.label} ({args.preset} preset)"
+        body = section_header(title, runner=True) + "\n" + markdown(summary, figure.name)
         body += f"\nWall time {seconds:.0f} s for {outcome.trained} fit(s) trained in this call.\n"
         write_section(args.results, name, body)
         print(f"[{name}] section written to {args.results}")

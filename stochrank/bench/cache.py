@@ -1,11 +1,12 @@
 """The resumable run cache: every finished fit on disk, keyed by what makes it that fit.
 
 A fit's key is a hash of (dataset, method, fold, configuration, seed) plus the protocol settings that change
-a fit (:meth:`stochrank.bench.Protocol.identity`: :data:`CACHE_VERSION`, k, rounds, patience, normalisation,
-query limit) and, for a dataset read from a data root, the resolved root and :func:`data_fingerprint` of the
-fold. It is stored under ``<root>/<method>/fold<f>/`` as JSON (validation curve, best iteration, seconds and
-the threads/jobs it ran with, per-query test metrics) and ``.npz`` (test scores); a rerun loads it instead of
-training, unless its per-query metrics do not match the test split (then it is trained again).
+a fit (:meth:`stochrank.bench.Protocol.identity`: :data:`CACHE_VERSION`, target metric, rounds, patience,
+normalisation, query limit) and, for a dataset read from a data root or built by code,
+:func:`data_fingerprint` of the fold (and the resolved root). It is stored under ``<root>/<method>/fold<f>/``
+as JSON (validation curve, best iteration, seconds and the threads/jobs it ran with, per-query test metrics)
+and ``.npz`` (test scores); a rerun loads it instead of training, unless its per-query metrics do not match
+the test split (then it is trained again).
 """
 
 from __future__ import annotations
@@ -29,7 +30,9 @@ if TYPE_CHECKING:  # the protocol builds the cache; the cache only reads the pro
 
 __all__ = ["CACHE_VERSION", "Run", "RunCache", "cache_key", "data_fingerprint"]
 
-CACHE_VERSION = 1  # bump when a change makes cached fits incomparable
+CACHE_VERSION = (
+    2  # bump when a change makes cached fits incomparable (2: Newton-leaf stochrank defaults, --metric)
+)
 
 
 @dataclass

@@ -1,46 +1,48 @@
 """The benchmark's methods and their random-search spaces.
 
 A :class:`Method` is one ranking objective on one booster: its own search space (objective parameters
-only) and a ``build`` function that turns a sampled configuration into the booster's parameters. The
-booster's own parameters (learning rate, tree size, regularisation) come from :data:`BOOSTER_SPACES`, one
-space per booster shared by every method on it, so methods on one booster are tuned over the same trees.
+only) and a ``build`` function that turns a sampled configuration into the booster's parameters for a target
+metric (:class:`~stochrank.bench.target.Target`). The booster's own parameters (learning rate, tree size,
+regularisation) come from :data:`BOOSTER_SPACES`, one space per booster shared by every method on it, so
+methods on one booster are tuned over the same trees.
 
-Ranges. The StochasticRank paper's (Appendix F, random search with 500 samples), used here as given:
+**Objectives per target** (``--metric``). stochrank methods optimise the target itself: ``stochrank.ndcg(k,
+gain=<dataset's>)``, ``stochrank.mrr(k)`` or ``stochrank.err(k, max_grade=<dataset's top grade>)``. Baselines
+keep their own objective: LightGBM's lambdarank and XGBoost's ``rank:ndcg`` optimise NDCG (with the dataset's
+gain) whatever the target; ``xgb-map`` (XGBoost ``rank:map`` on the binary relevance label > 0, which is
+MRR's; for a query with one relevant document AP equals RR) runs for MRR targets only; CatBoost's
+``LambdaMart`` uses ``metric=NDCG`` or ``metric=MRR`` (CatBoost's ERR modes read labels as probabilities, so
+CatBoost methods do not run ERR targets, and CatBoost's StochasticRank crashes on MRR@k); YetiRank is
+CatBoost's classic YetiRank for NDCG targets and its YetiLoss ``mode=MRR`` (Lyzhin et al. 2023) for MRR
+targets; SoftRank optimises NDCG only (:meth:`Method.unsupported` says why a method does not run a target).
 
-* learning rate log-uniform on [1e-3, 1]; depth uniform on {6, ..., 10};
-* L2 leaf regularisation log-uniform on [0.1, 10] -- the paper's range for the baselines; the paper fixes
-  it at 0 for StochasticRank, whereas here every method on a booster shares one space, so StochasticRank is
-  tuned over the baselines' L2 range too;
-* SGLB: model shrink rate log-uniform on [1e-5, 1e-2], diffusion temperature log-uniform on [1e8, 1e11]
-  (CatBoost's semantics, which :class:`stochrank.SGLB` follows).
-
-Chosen here, not the paper's:
-
-* StochasticRank's relevance shift mu uniform on [0, 1]. The paper draws mu log-uniform on [1e-2, 10]
-  (for StochasticRank-R1); this benchmark does not, because with mu = 10 training on MQ2008 stops after
-  about 4 trees (measured), so a large share of the paper's range would spend the budget on dead
-  configurations;
-* StochasticRank's noise scale sigma log-uniform on [0.1, 10] (around CatBoost's default 1; Appendix F
-  gives no range for it -- its "noise strength" uniform on [0, 1] is the Bruch et al. 2020 baseline's);
-* LightGBM's ``num_leaves`` log-uniform on [8, 256] and ``min_data_in_leaf`` on [1, 200] (the paper tunes
-  CatBoost's symmetric trees, which have neither);
-* the LambdaMART truncation (LightGBM ``lambdarank_truncation_level``, XGBoost
-  ``lambdarank_num_pair_per_sample``): k + 3 (LightGBM's documented advice) or the booster's default.
-
-XGBoost's ``min_child_weight`` is left at its default: it is a sum of Hessians, and the Hessians of
-``rank:ndcg`` (lambda derivatives) and of stochrank (1 per document) live on different scales, so one range
-would favour one of them.
+The search spaces and their ranges: :mod:`stochrank.bench.spaces`.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+from .spaces import (
+    BOOSTER_SPACES,
+    LGB_LAMBDARANK_SPACE,
+    NEWTON_SPACE,
+    SGLB_SPACE,
+    SIGMA,
+    UNIT_SPACE,
+    XGB_LAMBDARANK_SPACE,
+    Choice,
+    Distribution,
+    LogUniform,
+    LogUniformInt,
+    Uniform,
+)
+
+if TYPE_CHECKING:
+    from .target import Target
 
 __all__ = [
     "BASELINE",
@@ -58,97 +60,6 @@ __all__ = [
 BASELINE = "lgb-lambdarank"  # LambdaMART: every p-value is against it
 
 
-# ----------------------------------------------------------------------------------- distributions
-@dataclass(frozen=True)
-class Uniform:
-    """Uniform on [low, high]."""
-
-    low: float
-    high: float
-
-    def sample(self, rng: np.random.Generator) -> float:
-        """Draw one value from ``rng``."""
-        return float(rng.uniform(self.low, self.high))
-
-    def __str__(self) -> str:
-        """Return the distribution as the report writes it."""
-        return f"U[{self.low:g}, {self.high:g}]"
-
-
-@dataclass(frozen=True)
-class LogUniform:
-    """Log-uniform on [low, high] (low > 0)."""
-
-    low: float
-    high: float
-
-    def sample(self, rng: np.random.Generator) -> float:
-        """Draw one value from ``rng``."""
-        return float(math.exp(rng.uniform(math.log(self.low), math.log(self.high))))
-
-    def __str__(self) -> str:
-        """Return the distribution as the report writes it."""
-        return f"logU[{self.low:g}, {self.high:g}]"
-
-
-@dataclass(frozen=True)
-class LogUniformInt:
-    """Log-uniform on [low, high + 1), rounded down: integers from low to high."""
-
-    low: int
-    high: int
-
-    def sample(self, rng: np.random.Generator) -> int:
-        """Draw one value from ``rng``."""
-        return min(self.high, int(math.exp(rng.uniform(math.log(self.low), math.log(self.high + 1)))))
-
-    def __str__(self) -> str:
-        """Return the distribution as the report writes it."""
-        return f"logU{{{self.low}..{self.high}}}"
-
-
-@dataclass(frozen=True)
-class Choice:
-    """Uniform over a finite set of values (``options`` may hold ``"k+3"``, resolved by the method)."""
-
-    options: tuple[Any, ...]
-
-    def sample(self, rng: np.random.Generator) -> Any:
-        """Draw one option from ``rng`` (a plain Python value)."""
-        value = self.options[int(rng.integers(len(self.options)))]
-        return value.item() if isinstance(value, np.generic) else value
-
-    def __str__(self) -> str:
-        """Return the distribution as the report writes it."""
-        return "{" + ", ".join(str(o) for o in self.options) + "}"
-
-
-Distribution = Uniform | LogUniform | LogUniformInt | Choice
-
-LEARNING_RATE = LogUniform(1e-3, 1.0)
-DEPTH = Choice((6, 7, 8, 9, 10))
-L2 = LogUniform(0.1, 10.0)
-
-BOOSTER_SPACES: dict[str, dict[str, Distribution]] = {
-    "lightgbm": {
-        "learning_rate": LEARNING_RATE,
-        "max_depth": DEPTH,
-        "num_leaves": LogUniformInt(8, 256),
-        "min_data_in_leaf": LogUniformInt(1, 200),
-        "lambda_l2": L2,
-    },
-    "xgboost": {"learning_rate": LEARNING_RATE, "max_depth": DEPTH, "reg_lambda": L2},
-    "catboost": {"learning_rate": LEARNING_RATE, "depth": DEPTH, "l2_leaf_reg": L2},
-}
-
-SR_SPACE: dict[str, Distribution] = {"sigma": LogUniform(0.1, 10.0), "mu": Uniform(0.0, 1.0)}
-SGLB_SPACE: dict[str, Distribution] = {
-    "temperature": LogUniform(1e8, 1e11),
-    "shrink_rate": LogUniform(1e-5, 1e-2),
-}
-TRUNCATION = Choice(("k+3", "default"))
-
-
 # ----------------------------------------------------------------------------------------- methods
 @dataclass(frozen=True)
 class Recipe:
@@ -157,12 +68,20 @@ class Recipe:
     ``params`` are booster parameters merged over the sampled booster configuration; ``objective`` is a
     callable objective (LightGBM ``params["objective"]``, XGBoost ``obj=``) or None for a built-in one
     named in ``params``; ``estimator`` replaces ``catboost.CatBoostRanker`` when set (a factory taking
-    the CatBoost keyword arguments).
+    the CatBoost keyword arguments); ``binary_labels`` trains (and validates) on ``label > 0`` (XGBoost).
     """
 
     params: dict[str, Any]
     objective: Any = None
     estimator: Callable[..., Any] | None = None
+    binary_labels: bool = False
+
+
+Build = Callable[[dict[str, Any], dict[str, Any], "Target", int], Recipe]
+
+
+def _all_targets(target: Target) -> str | None:
+    return None
 
 
 @dataclass(frozen=True)
@@ -176,66 +95,43 @@ class Method:
     booster : {"lightgbm", "xgboost", "catboost"}
         Which trainer fits it, and which :data:`BOOSTER_SPACES` entry it is tuned over.
     summary : str
-        One line for the report.
+        One line for the report; ``{sr}`` stands for the stochrank objective of the target (e.g.
+        ``stochrank.mrr()``) and ``{cb}`` for CatBoost's metric mode (e.g. ``NDCG;top=5;type=Exp``).
     space : mapping
         The method's own parameters and their distributions (sampled on top of the booster's space).
     build : callable
-        ``build(own_params, booster_params, k, seed) -> Recipe``.
+        ``build(own_params, booster_params, target, seed) -> Recipe``.
+    stochrank : bool
+        Whether it optimises with a stochrank objective (for the verdicts).
+    unsupported : callable
+        ``unsupported(target)``: why the method does not run that target, or None when it does.
     """
 
     name: str
     booster: str
     summary: str
     space: Mapping[str, Distribution]
-    build: Callable[[dict[str, Any], dict[str, Any], int, int], Recipe]
-    stochrank: bool = field(default=False)  # optimises with a stochrank objective (for the verdicts)
+    build: Build
+    stochrank: bool = field(default=False)
+    unsupported: Callable[[Target], str | None] = field(default=_all_targets)
+
+    def describe(self, target: Target) -> str:
+        """Return :attr:`summary` for ``target`` (its objective named)."""
+        return self.summary.format(sr=sr_call(target), cb=_cb_mode(target), yeti=_cb_yeti_mode(target))
 
 
-def _truncation(choice: str, k: int) -> dict[str, Any] | None:
-    return None if choice == "default" else {"value": k + 3}
+def sr_call(target: Target) -> str:
+    """Return the stochrank objective a stochrank method optimises for ``target``, as code."""
+    if target.metric == "ndcg":
+        gain = "" if target.gain == "exp" else ", gain='linear'"
+        return f"stochrank.ndcg(k={target.k}{gain})"
+    if target.metric == "mrr":
+        return "stochrank.mrr()" if target.k is None else f"stochrank.mrr(k={target.k})"
+    return f"stochrank.err(k={target.k}, max_grade={target.max_grade:g})"
 
 
-def _lgb_lambdarank(own: dict[str, Any], booster: dict[str, Any], k: int, seed: int) -> Recipe:
-    params: dict[str, Any] = {"objective": "lambdarank"}
-    trunc = _truncation(own["truncation"], k)
-    if trunc is not None:
-        params["lambdarank_truncation_level"] = trunc["value"]
-    return Recipe(params)
-
-
-def _lgb_xendcg(own: dict[str, Any], booster: dict[str, Any], k: int, seed: int) -> Recipe:
-    return Recipe({"objective": "rank_xendcg"})
-
-
-def _xgb_ndcg(own: dict[str, Any], booster: dict[str, Any], k: int, seed: int) -> Recipe:
-    params: dict[str, Any] = {"objective": "rank:ndcg", "lambdarank_pair_method": "topk"}
-    trunc = _truncation(own["truncation"], k)
-    if trunc is not None:
-        params["lambdarank_num_pair_per_sample"] = trunc["value"]
-    return Recipe(params)
-
-
-def _cb_loss(name: str, **keys: Any) -> Recipe:
-    text = ";".join(f"{key}={value}" for key, value in keys.items())
-    return Recipe({"loss_function": f"{name}:{text}" if text else name})
-
-
-def _cb_yetirank(own: dict[str, Any], booster: dict[str, Any], k: int, seed: int) -> Recipe:
-    return _cb_loss("YetiRank")
-
-
-def _cb_lambdamart(own: dict[str, Any], booster: dict[str, Any], k: int, seed: int) -> Recipe:
-    return _cb_loss("LambdaMart", metric="NDCG", top=k, type="Exp")
-
-
-def _cb_stochasticrank(own: dict[str, Any], booster: dict[str, Any], k: int, seed: int) -> Recipe:
-    # stochrank.catboost.CatBoostRanker(engine="native") translates the objective into CatBoost's
-    # StochasticRank loss string and its langevin / diffusion_temperature / model_shrink_rate settings.
-    objective = _sr_objective(own, k, seed, booster["learning_rate"], True)
-    return Recipe({}, objective=objective, estimator=_wrapped_catboost(objective, "native"))
-
-
-def _sr_objective(own: dict[str, Any], k: int, seed: int, learning_rate: float | None, sglb: bool) -> Any:
+def _sr_objective(own: dict[str, Any], target: Target, seed: int, learning_rate: float | None, sglb: bool
+                  ) -> Any:  # fmt: skip
     import stochrank
 
     sglb_cfg = None
@@ -243,61 +139,89 @@ def _sr_objective(own: dict[str, Any], k: int, seed: int, learning_rate: float |
         sglb_cfg = stochrank.SGLB(
             temperature=own["temperature"], shrink_rate=own["shrink_rate"], learning_rate=learning_rate
         )
-    return stochrank.ndcg(k=k, sigma=own["sigma"], mu=own["mu"], seed=seed, sglb=sglb_cfg)
+    # Newton-leaf methods have no sigma in their space: the default 1 (any value learns the same ranking).
+    common: dict[str, Any] = {"mu": own["mu"], "seed": seed, "sglb": sglb_cfg}
+    if "sigma" in own:
+        common["sigma"] = own["sigma"]
+    if target.metric == "ndcg":
+        return stochrank.ndcg(k=target.k, gain=target.gain, **common)  # type: ignore[arg-type]
+    if target.metric == "mrr":
+        return stochrank.mrr(k=target.k, **common)
+    return stochrank.err(k=target.k, max_grade=target.max_grade, **common)
 
 
-def _sr_lgb(sglb: bool) -> Callable[[dict[str, Any], dict[str, Any], int, int], Recipe]:
-    def build(own: dict[str, Any], booster: dict[str, Any], k: int, seed: int) -> Recipe:
+def _label_gain(target: Target) -> list[float]:
+    return [float(g) for g in range(int(target.max_grade) + 1)]
+
+
+def _lgb_lambdarank(own: dict[str, Any], booster: dict[str, Any], target: Target, seed: int) -> Recipe:
+    params: dict[str, Any] = {"objective": "lambdarank", **own}
+    if target.gain == "linear":
+        params["label_gain"] = _label_gain(target)
+    return Recipe(params)
+
+
+def _lgb_xendcg(own: dict[str, Any], booster: dict[str, Any], target: Target, seed: int) -> Recipe:
+    return Recipe({"objective": "rank_xendcg"})
+
+
+def _xgb_lambdamart(objective: str) -> Build:
+    def build(own: dict[str, Any], booster: dict[str, Any], target: Target, seed: int) -> Recipe:
+        params: dict[str, Any] = {"objective": objective, **own}
+        if objective == "rank:ndcg" and target.gain == "linear":
+            params["ndcg_exp_gain"] = False
+        return Recipe(params, binary_labels=objective == "rank:map")
+
+    return build
+
+
+def _cb_mode(target: Target) -> str:
+    if target.metric == "mrr":  # CatBoost's LambdaMart MRR mode has no cut-off (it ignores top)
+        return "MRR"
+    return f"NDCG;top={target.k};type={'Exp' if target.gain == 'exp' else 'Base'}"
+
+
+def _cb_yeti_mode(target: Target) -> str:
+    if target.metric == "mrr":  # YetiLoss (CatBoost >= 1.2.1) aimed at MRR
+        return "YetiRank:mode=MRR" + ("" if target.k is None else f";top={target.k}")
+    return "YetiRank"  # the classic YetiRank (NDCG-aimed) for NDCG targets, as in the published comparisons
+
+
+def _cb_yetirank(own: dict[str, Any], booster: dict[str, Any], target: Target, seed: int) -> Recipe:
+    return Recipe({"loss_function": _cb_yeti_mode(target)})
+
+
+def _cb_lambdamart(own: dict[str, Any], booster: dict[str, Any], target: Target, seed: int) -> Recipe:
+    return Recipe({"loss_function": f"LambdaMart:metric={_cb_mode(target)}"})
+
+
+def _cb_stochasticrank(own: dict[str, Any], booster: dict[str, Any], target: Target, seed: int) -> Recipe:
+    # stochrank.catboost.CatBoostRanker(engine="native") translates the objective into CatBoost's
+    # StochasticRank loss string and its langevin / diffusion_temperature / model_shrink_rate settings.
+    objective = _sr_objective(own, target, seed, booster["learning_rate"], True)
+    return Recipe({}, objective=objective, estimator=_wrapped_catboost(objective, "native"))
+
+
+def _sr_lgb(sglb: bool) -> Build:
+    def build(own: dict[str, Any], booster: dict[str, Any], target: Target, seed: int) -> Recipe:
         # lgb.train hands its learning rate to the objective: SGLB reads it from there.
-        return Recipe({}, objective=_sr_objective(own, k, seed, None, sglb))
+        return Recipe({}, objective=_sr_objective(own, target, seed, None, sglb))
 
     return build
 
 
-def _sr_xgb(sglb: bool) -> Callable[[dict[str, Any], dict[str, Any], int, int], Recipe]:
-    def build(own: dict[str, Any], booster: dict[str, Any], k: int, seed: int) -> Recipe:
+def _sr_xgb(sglb: bool) -> Build:
+    def build(own: dict[str, Any], booster: dict[str, Any], target: Target, seed: int) -> Recipe:
         # xgb.train does not tell the objective its learning rate: SGLB gets it here.
-        return Recipe({}, objective=_sr_objective(own, k, seed, booster["learning_rate"], sglb))
+        return Recipe({}, objective=_sr_objective(own, target, seed, booster["learning_rate"], sglb))
 
     return build
 
 
-def _all_methods() -> list[Method]:
-    truncation = {"truncation": TRUNCATION}
-    return [
-        Method("lgb-lambdarank", "lightgbm", "LightGBM lambdarank (LambdaMART), the baseline", truncation,
-               _lgb_lambdarank),
-        Method("lgb-xendcg", "lightgbm", "LightGBM rank_xendcg (Bruch 2020)", {}, _lgb_xendcg),
-        Method("xgb-ndcg", "xgboost", "XGBoost rank:ndcg (LambdaMART, top-k pairs)", truncation, _xgb_ndcg),
-        Method("cb-yetirank", "catboost", "CatBoost YetiRank", {}, _cb_yetirank),
-        Method("cb-lambdamart", "catboost", "CatBoost LambdaMart:metric=NDCG;top=k;type=Exp", {},
-               _cb_lambdamart),
-        Method("cb-stochasticrank", "catboost", "CatBoost StochasticRank:metric=NDCG;top=k;type=Exp + SGLB "
-               "(langevin), CatBoost's own implementation", {**SR_SPACE, **SGLB_SPACE}, _cb_stochasticrank,
-               stochrank=True),
-        Method("sr-lgb", "lightgbm", "stochrank.ndcg(k) on LightGBM", SR_SPACE, _sr_lgb(False),
-               stochrank=True),
-        Method("sr-lgb-sglb", "lightgbm", "stochrank.ndcg(k, sglb=SGLB(...)) on LightGBM",
-               {**SR_SPACE, **SGLB_SPACE}, _sr_lgb(True), stochrank=True),
-        Method("sr-xgb", "xgboost", "stochrank.ndcg(k) on XGBoost", SR_SPACE, _sr_xgb(False), stochrank=True),
-        Method("sr-xgb-sglb", "xgboost", "stochrank.ndcg(k, sglb=SGLB(...)) on XGBoost",
-               {**SR_SPACE, **SGLB_SPACE}, _sr_xgb(True), stochrank=True),
-        Method("softrank-lgb", "lightgbm",
-               "stochrank.softrank(k) (SoftRank, Taylor et al. 2008, exact rank distributions) on LightGBM",
-               {"sigma": LogUniform(0.1, 10.0)}, _softrank_lgb),
-        Method("sr-cb", "catboost", "stochrank.ndcg(k) gradients on CatBoost trees "
-               "(stochrank.catboost.CatBoostRanker, engine='stochrank')", SR_SPACE, _sr_cb(False),
-               stochrank=True),
-        Method("sr-cb-sglb", "catboost", "stochrank.ndcg(k, sglb=SGLB(...)) gradients on CatBoost trees "
-               "(the same settings as cb-stochasticrank, stochrank's gradients)", {**SR_SPACE, **SGLB_SPACE},
-               _sr_cb(True), stochrank=True),
-    ]  # fmt: skip
-
-
-def _softrank_lgb(own: dict[str, Any], booster: dict[str, Any], k: int, seed: int) -> Recipe:
+def _softrank_lgb(own: dict[str, Any], booster: dict[str, Any], target: Target, seed: int) -> Recipe:
     from stochrank.objectives import softrank
 
-    return Recipe({}, objective=softrank(k=k, sigma=own["sigma"], seed=seed))
+    return Recipe({}, objective=softrank(k=target.k, sigma=own["sigma"], gain=target.gain, seed=seed))  # type: ignore[arg-type]
 
 
 def _wrapped_catboost(objective: Any, engine: str) -> Callable[..., Any]:
@@ -309,12 +233,77 @@ def _wrapped_catboost(objective: Any, engine: str) -> Callable[..., Any]:
     return make
 
 
-def _sr_cb(sglb: bool) -> Callable[[dict[str, Any], dict[str, Any], int, int], Recipe]:
-    def build(own: dict[str, Any], booster: dict[str, Any], k: int, seed: int) -> Recipe:
-        objective = _sr_objective(own, k, seed, booster["learning_rate"], sglb)
+def _sr_cb(sglb: bool) -> Build:
+    def build(own: dict[str, Any], booster: dict[str, Any], target: Target, seed: int) -> Recipe:
+        objective = _sr_objective(own, target, seed, booster["learning_rate"], sglb)
         return Recipe({}, objective=objective, estimator=_wrapped_catboost(objective, "stochrank"))
 
     return build
+
+
+# ------------------------------------------------------------------------------- supported targets
+def _ndcg_only(target: Target) -> str | None:
+    return None if target.metric == "ndcg" else f"optimises NDCG only; the target is {target.label}"
+
+
+def _mrr_only(target: Target) -> str | None:
+    return None if target.metric == "mrr" else (
+        f"rank:map's binary relevance (label > 0) is MRR's; for {target.label} graded labels count"
+    )  # fmt: skip
+
+
+def _catboost_targets(target: Target) -> str | None:
+    if target.metric == "err":
+        return (
+            "CatBoost's ERR (metric and LambdaMart/StochasticRank modes) reads labels as probabilities, "
+            "not grades, so it can neither early-stop on nor optimise the report's ERR"
+        )
+    return None
+
+
+def _catboost_native_targets(target: Target) -> str | None:
+    if target.metric == "mrr" and target.k is not None:
+        return "CatBoost 1.2.10's StochasticRank:metric=MRR;top=k crashes (segmentation fault) on MQ2008"
+    return _catboost_targets(target)
+
+
+def _all_methods() -> list[Method]:
+    lgb_lr, xgb_lr = LGB_LAMBDARANK_SPACE, XGB_LAMBDARANK_SPACE
+    sr_unit = {**UNIT_SPACE, **SGLB_SPACE}
+    return [
+        Method("lgb-lambdarank", "lightgbm", "LightGBM lambdarank (LambdaMART; optimises NDCG for every "
+               "target), the baseline", lgb_lr, _lgb_lambdarank),
+        Method("lgb-xendcg", "lightgbm", "LightGBM rank_xendcg (Bruch 2020; an NDCG surrogate for every "
+               "target)", {}, _lgb_xendcg),
+        Method("xgb-ndcg", "xgboost", "XGBoost rank:ndcg (LambdaMART; optimises NDCG for every target)",
+               xgb_lr, _xgb_lambdamart("rank:ndcg")),
+        Method("xgb-map", "xgboost", "XGBoost rank:map (LambdaMART on MAP, labels binarised at > 0; MRR "
+               "targets only)", xgb_lr, _xgb_lambdamart("rank:map"), unsupported=_mrr_only),
+        Method("cb-yetirank", "catboost", "CatBoost {yeti}", {}, _cb_yetirank,
+               unsupported=_catboost_targets),
+        Method("cb-lambdamart", "catboost", "CatBoost LambdaMart:metric={cb}", {}, _cb_lambdamart,
+               unsupported=_catboost_targets),
+        Method("cb-stochasticrank", "catboost", "CatBoost's own StochasticRank for {sr} + SGLB (langevin), "
+               "unit Hessian", sr_unit, _cb_stochasticrank, stochrank=True,
+               unsupported=_catboost_native_targets),
+        Method("sr-lgb", "lightgbm", "{sr} on LightGBM (Newton leaves)", NEWTON_SPACE, _sr_lgb(False),
+               stochrank=True),
+        Method("sr-lgb-sglb", "lightgbm", "{sr} with sglb=SGLB(...) on LightGBM (unit Hessian)", sr_unit,
+               _sr_lgb(True), stochrank=True),
+        Method("sr-xgb", "xgboost", "{sr} on XGBoost (Newton leaves)", NEWTON_SPACE, _sr_xgb(False),
+               stochrank=True),
+        Method("sr-xgb-sglb", "xgboost", "{sr} with sglb=SGLB(...) on XGBoost (unit Hessian)", sr_unit,
+               _sr_xgb(True), stochrank=True),
+        Method("softrank-lgb", "lightgbm",
+               "stochrank.softrank(k) (SoftRank, Taylor et al. 2008, exact rank distributions) on LightGBM",
+               {"sigma": SIGMA}, _softrank_lgb, unsupported=_ndcg_only),
+        Method("sr-cb", "catboost", "{sr} gradients on CatBoost trees (stochrank.catboost.CatBoostRanker, "
+               "engine='stochrank', Newton leaves)", NEWTON_SPACE, _sr_cb(False), stochrank=True,
+               unsupported=_catboost_targets),
+        Method("sr-cb-sglb", "catboost", "{sr} with sglb=SGLB(...) gradients on CatBoost trees (the settings "
+               "of cb-stochasticrank, stochrank's gradients)", sr_unit, _sr_cb(True), stochrank=True,
+               unsupported=_catboost_targets),
+    ]  # fmt: skip
 
 
 def available_methods() -> dict[str, Method]:

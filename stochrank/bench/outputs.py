@@ -77,7 +77,7 @@ def _blank(value: int | None) -> int | str:
 
 
 def plot_curves(summary: Summary, path: Path) -> None:
-    """Plot validation NDCG@k per iteration of each method's selected configuration (first seed), per fold."""
+    """Plot the validation target metric per iteration of each selected fit (first seed), per fold."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -102,7 +102,7 @@ def plot_curves(summary: Summary, path: Path) -> None:
         ax.set_xscale("log")
         ax.set_title(f"{p.dataset} fold {fold}")
         ax.set_xlabel("trees")
-        ax.set_ylabel(f"validation NDCG@{p.k}")
+        ax.set_ylabel(f"validation {summary.primary}")
         ax.grid(alpha=0.3)
     spare = list(axes.flat)[len(p.folds) :]
     for ax in spare:

@@ -8,11 +8,12 @@ Protocol (identical for every method):
    and regularisation; the method's own parameters from a stream of (method, configuration index). The
    same configurations are used on every fold.
 2. **Early stopping.** Every fit trains at most ``max_rounds`` trees and stops after ``patience`` rounds
-   without improving validation NDCG@k in the report's convention, keeping the best iteration
-   (:mod:`stochrank.bench.trainers`; checked on every fit against :func:`stochrank.metrics.ndcg` of the
-   kept model's validation scores).
-3. **Selection.** On each fold, the configuration with the best validation NDCG@k at the first seed is
-   selected (ties: the earlier configuration).
+   without improving the validation target metric (``metric``: NDCG@k, MRR, MRR@k or ERR@k,
+   :class:`~stochrank.bench.target.Target`) in the report's convention (worst-case ties, queries without a
+   relevant document skipped), keeping the best iteration (:mod:`stochrank.bench.trainers`; checked on
+   every fit against :mod:`stochrank.metrics` of the kept model's validation scores).
+3. **Selection.** On each fold, the configuration with the best validation target metric at the first
+   seed is selected (ties: the earlier configuration).
 4. **Seeds.** The selected configuration is trained again with every further seed (the booster's seed and
    the stochastic objective's seed); test metrics are reported for every (fold, seed).
 5. **Datasets without a validation split** (Istella) hold out 20% of the training queries
@@ -34,11 +35,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from .._validation import check_choice, check_int, check_optional_int
 from .cache import CACHE_VERSION, Run, RunCache, data_fingerprint
 from .methods import BOOSTER_SPACES, METHODS, Method
+from .target import EVAL_METRICS, NDCG_CUTOFFS, Target, evaluate, metric_names
 from .trainers import TRAINERS, FitSettings, FoldData, empty_queries, set_numba_threads
 
 __all__ = [
@@ -61,17 +62,18 @@ VALI_FRACTION = 0.2
 class Protocol:
     """Everything that defines a comparison (see the module docstring).
 
+    ``metric`` is the target (``ndcg@k``, ``mrr``, ``mrr@k`` or ``err@k``, see :attr:`target`).
     ``threads`` and ``jobs`` only change speed and are not part of a fit's identity. Every field is
     validated on construction (``ValueError`` naming the field): folds of the dataset and seeds >= 0, each
-    once; budget, k, max_rounds, patience, threads (0 would mean "all cores" to LightGBM) and jobs >= 1;
-    max_queries >= 1 or None.
+    once; the metric's spelling; budget, max_rounds, patience, threads (0 would mean "all cores" to
+    LightGBM) and jobs >= 1; max_queries >= 1 or None.
     """
 
     dataset: str = "mq2008"
     folds: tuple[int, ...] = (1, 2, 3, 4, 5)
     seeds: tuple[int, ...] = (0, 1, 2)
-    budget: int = 8
-    k: int = 5
+    budget: int = 30
+    metric: str = "ndcg@5"
     max_rounds: int = 1000
     patience: int = 100
     normalize: str | None = None
@@ -105,8 +107,17 @@ class Protocol:
                     f"The '{name}' parameter of {owner} lists a value twice ({values!r}); give each once."
                 )
             object.__setattr__(self, name, tuple(int(v) for v in values))
-        for name in ("budget", "k", "max_rounds", "patience", "threads", "jobs"):
+        for name in ("budget", "max_rounds", "patience", "threads", "jobs"):
             check_int(getattr(self, name), name, owner, low=1)
+        if not isinstance(self.metric, str):
+            raise ValueError(
+                f"The 'metric' parameter of {owner} must be a str such as 'ndcg@5'; got {self.metric!r}."
+            )
+        try:
+            target = Target.parse(self.metric)
+        except ValueError as exc:
+            raise ValueError(f"The 'metric' parameter of {owner}: {exc}") from None
+        object.__setattr__(self, "metric", target.spec)
         check_optional_int(self.max_queries, "max_queries", owner, low=1, none_means="every query")
         if self.normalize is not None:
             check_choice(self.normalize, "normalize", owner, ("query",))
@@ -116,30 +127,51 @@ class Protocol:
 
         For a dataset read from a data root, also the resolved root and
         :func:`~stochrank.bench.cache.data_fingerprint` of the fold, so that fits on other data are never
-        reused. The bundled MQ2008 needs neither: its files change only with stochrank's code.
+        reused; for a dataset built by code (pooled and rotated, or generated), the fingerprint only. The
+        bundled MQ2008 needs neither: its files change only with stochrank's code.
         """
         from stochrank.datasets import DATASETS, data_root
 
         settings = {
-            "version": CACHE_VERSION, "dataset": self.dataset, "k": self.k, "max_rounds": self.max_rounds,
-            "patience": self.patience, "normalize": self.normalize, "max_queries": self.max_queries,
+            "version": CACHE_VERSION, "dataset": self.dataset, "metric": self.metric,
+            "max_rounds": self.max_rounds, "patience": self.patience, "normalize": self.normalize,
+            "max_queries": self.max_queries,
         }  # fmt: skip
-        if DATASETS[self.dataset].bundled is None:
+        spec = DATASETS[self.dataset]
+        if spec.bundled is None and spec.loader is None:
             settings["data_root"] = str(data_root(self.root).resolve())
+        if spec.bundled is None or spec.loader is not None:
             settings["data"] = _fingerprint(self.dataset, fold, self.root, self.normalize, self.max_queries)
         return settings
+
+    @property
+    def target(self) -> Target:
+        """The target metric with the dataset's conventions (NDCG gain, ERR's highest grade)."""
+        from stochrank.datasets import DATASETS
+
+        spec = DATASETS[self.dataset]
+        return Target.parse(self.metric, gain=spec.gain, max_grade=float(spec.labels[1]))
 
     def data(self, fold: int) -> FoldData:
         """Return the splits of ``fold`` as this protocol uses them (:func:`load_fold`)."""
         return load_fold(self.dataset, fold, self.root, self.normalize, self.max_queries)
 
     def metric_names(self) -> tuple[str, ...]:
-        """Return the names of the test metrics this protocol reports (:func:`metric_names` of ``k``)."""
-        return metric_names(self.k)
+        """Return the names of the test metrics this protocol reports (:func:`metric_names` of the target)."""
+        return metric_names(self.target)
 
     def fit_settings(self) -> FitSettings:
-        """Return the trees, early stopping and threads of every fit (in the report's NDCG convention)."""
-        return FitSettings(self.max_rounds, self.patience, self.k, self.threads)
+        """Return the trees, early stopping and threads of every fit (on the target, report convention)."""
+        t = self.target
+        return FitSettings(
+            self.max_rounds,
+            self.patience,
+            t.k,
+            self.threads,
+            metric=t.metric,
+            gain=t.gain,
+            max_grade=t.max_grade,
+        )
 
 
 # -------------------------------------------------------------------------------------------- data
@@ -170,7 +202,7 @@ def load_fold(
     else:
         train, vali = split_queries(train, VALI_FRACTION, seed=0)
     train, vali, test = (_first_queries(s, max_queries) for s in (train, vali, test))
-    return FoldData(train, vali, test, float(spec.labels[1]))
+    return FoldData(train, vali, test, float(spec.labels[1]), spec.gain)
 
 
 @functools.cache
@@ -178,51 +210,6 @@ def _fingerprint(
     dataset: str, fold: int, root: str | None, normalize: str | None, max_queries: int | None
 ) -> str:
     return data_fingerprint(load_fold(dataset, fold, root, normalize, max_queries))
-
-
-# ------------------------------------------------------------------------------------ metrics
-NDCG_CUTOFFS: tuple[int, ...] = (1, 3, 5, 10)
-EVAL_METRICS: tuple[str, ...] = (*(f"NDCG@{c}" for c in NDCG_CUTOFFS), "ERR@10", "MRR")
-
-
-def _cutoffs(k: int) -> list[int]:
-    return sorted({*NDCG_CUTOFFS, k})
-
-
-def metric_names(k: int) -> tuple[str, ...]:
-    """Return the test metrics of a protocol optimising NDCG@k.
-
-    :data:`EVAL_METRICS`, plus NDCG@k (in cutoff order) when k is not one of :data:`NDCG_CUTOFFS`.
-    """
-    return (*(f"NDCG@{c}" for c in _cutoffs(k)), "ERR@10", "MRR")
-
-
-def evaluate(
-    y: npt.ArrayLike, scores: npt.ArrayLike, group: npt.ArrayLike, max_grade: float, k: int = 5
-) -> dict[str, npt.NDArray[np.float64]]:
-    """Return the per-query test metrics :func:`metric_names` ``(k)`` in the report's conventions.
-
-    NaN marks a skipped query. Exp gain 2^r - 1, discount 1/log2(p + 2), worst-case ties (a tied relevant
-    document is ranked below the tied irrelevant ones), queries without a relevant document skipped; ERR@10
-    with stop probability (2^r - 1) / 2^max_grade; MRR with relevance = label > 0.
-    """
-    from stochrank import metrics
-
-    conv: dict[str, Any] = {"ties": "worst", "empty": "skip", "per_query": True}
-    out = {
-        f"NDCG@{c}": metrics.ndcg(y, scores, group, k=c, gain="exp", discount="log", **conv)
-        for c in _cutoffs(k)
-    }
-    out["ERR@10"] = metrics.err(y, scores, group, k=10, max_grade=max_grade, **conv)
-    out["MRR"] = metrics.mrr(y, scores, group, threshold=0.0, **conv)
-    return {name: np.asarray(values, dtype=np.float64) for name, values in out.items()}
-
-
-def vali_ndcg(split: Any, scores: npt.ArrayLike, k: int) -> float:
-    """Return validation NDCG@k in the report's convention (the selection criterion)."""
-    from stochrank import metrics
-
-    return float(metrics.ndcg(split.y, scores, split.group, k=k, gain="exp", ties="worst", empty="skip"))
 
 
 # -------------------------------------------------------------------------------- configurations
@@ -253,21 +240,25 @@ def fit_run(
             "(which skips such queries) is undefined and can neither early-stop nor select. Use more queries "
             "(a larger --max-queries, or none)."
         )
+    target = p.target
+    reason = method.unsupported(target)
+    if reason is not None:
+        raise ValueError(f"{method.name} does not run --metric {target.spec}: {reason}.")
     set_numba_threads(p.threads)
-    recipe = method.build(config["own"], config["booster"], p.k, seed)
+    recipe = method.build(config["own"], config["booster"], target, seed)
     start = time.perf_counter()
     fit = TRAINERS[method.booster](recipe, config["booster"], data, seed, p.fit_settings())
     seconds = time.perf_counter() - start
-    vali = vali_ndcg(data.vali, fit.vali_scores, p.k)
+    vali = target.mean(data.vali, fit.vali_scores)
     reported = float(fit.curve[fit.best_iteration - 1])
     # XGBoost logs its metrics with 6 decimals.
     if not math.isclose(vali, reported, rel_tol=0.0, abs_tol=1e-6):
         raise RuntimeError(
-            f"{method.name}: the booster's validation NDCG@{p.k} at its best iteration ({reported!r}) "
-            f"differs from stochrank.metrics.ndcg of the kept model ({vali!r}); the early-stopping metric is "
+            f"{method.name}: the booster's validation {target.label} at its best iteration ({reported!r}) "
+            f"differs from stochrank.metrics of the kept model ({vali!r}); the early-stopping metric is "
             "not the report's."
         )
-    metrics = evaluate(data.test.y, fit.test_scores, data.test.group, data.max_grade, p.k)
+    metrics = evaluate(data.test.y, fit.test_scores, data.test.group, target)
     return Run(
         method.name, fold, seed, config_index, config, vali, fit.best_iteration, int(fit.curve.size), seconds,
         fit.curve.tolist(), {name: values.tolist() for name, values in metrics.items()},

@@ -3,20 +3,27 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from .cache import Run
-from .methods import BASELINE, BOOSTER_SPACES, METHODS
+from .methods import BASELINE, METHODS
+from .pairs import booster_table, resolution_table
 from .protocol import Outcome
 from .results import markdown_table
-from .stats import N_RESAMPLES, holm, paired_arrays, paired_randomization, paired_t, randomization_is_exact
+from .spaces import BOOSTER_SPACES, NEWTON_SPACE
+from .stats import (
+    ALPHA,
+    N_RESAMPLES,
+    holm,
+    paired_arrays,
+    paired_randomization,
+    paired_t,
+    randomization_is_exact,
+)
 from .trainers import empty_queries
 
 __all__ = ["ALPHA", "MethodSummary", "Summary", "markdown", "summarize"]
-
-ALPHA = 0.05
 
 
 @dataclass
@@ -69,8 +76,8 @@ class Summary:
 
     @property
     def primary(self) -> str:
-        """The metric the verdicts are on: NDCG@k of the protocol."""
-        return f"NDCG@{self.outcome.protocol.k}"
+        """The metric the verdicts are on: the protocol's target (``--metric``), e.g. NDCG@5 or MRR."""
+        return self.outcome.protocol.target.label
 
 
 def _pooled(runs: list[Run], folds: tuple[int, ...]) -> dict[str, np.ndarray]:
@@ -224,8 +231,9 @@ def conventions_text(summary: Summary) -> str:
     """Return the metric conventions, the statistics and the timing columns in words."""
     p = summary.outcome.protocol
     e = summary.empty_fraction
+    gain = "2^r − 1" if p.target.gain == "exp" else "r (linear: this dataset's grades encode real targets)"
     return "\n".join([
-        ("- **Gain** 2^r − 1, **discount** 1/log2(p + 2) (p = 0-based position), NDCG normalised by the "
+        (f"- **Gain** {gain}, **discount** 1/log2(p + 2) (p = 0-based position), NDCG normalised by the "
         "ideal DCG at the same cutoff; computed by `stochrank.metrics` with explicit arguments for every "
         "method."),
         ("- **Ties** `ties='worst'`: documents with equal scores are ordered lower label first (the "
@@ -235,7 +243,7 @@ def conventions_text(summary: Summary) -> str:
         "no information about the ranking, and counting them as 1 (LightGBM/XGBoost/CatBoost `eval`) adds "
         f"the same constant to every method. Here {e:.1%} of the {summary.n_queries} test queries are "
         f"skipped; NDCG in LightGBM's rule is (1 − {e:.3f}) × NDCG + {e:.3f}."),
-        (f"- **ERR@10**: stop probability R = (2^r − 1) / 2^{_max_grade(p):g} "
+        (f"- **ERR@10**: stop probability R = (2^r − 1) / 2^{p.target.max_grade:g} "
         "(the dataset's highest grade). **MRR**: a document is relevant when its label is > 0, full list."),
         ("- **mean ± std** over the selected configuration's (fold, seed) runs, each run the mean over its "
         "test queries. **Δ** is the mean per-query difference from the baseline, queries pooled over folds "
@@ -274,24 +282,24 @@ def _settings_text(summary: Summary) -> str:
     return "; ".join(parts) + " (per fit in `runs.csv`)"
 
 
-def _max_grade(p: Any) -> float:
-    from stochrank.datasets import DATASETS
-
-    return float(DATASETS[p.dataset].labels[1])
-
-
 def protocol_text(summary: Summary) -> str:
     """Return the dataset, search, spaces, early stopping, selection and methods in words."""
     p = summary.outcome.protocol
+    t = p.target
+    boosters = {METHODS[m].booster for m in summary.outcome.methods}
     spaces = "; ".join(
         f"{booster}: " + ", ".join(f"{k} {d}" for k, d in space.items())
-        for booster, space in BOOSTER_SPACES.items()
-    )
+        for booster, space in BOOSTER_SPACES.items() if booster in boosters
+    )  # fmt: skip
     own = "; ".join(
         f"`{m}`: " + ", ".join(f"{k} {d}" for k, d in METHODS[m].space.items())
         for m in summary.outcome.methods if METHODS[m].space
     )  # fmt: skip
+    newton = [m for m in summary.outcome.methods if METHODS[m].space == NEWTON_SPACE]
     return "\n".join([
+        (f"- **Target** `--metric {t.spec}`: {t.describe()}. Every method early-stops on it, is selected on "
+        "it and is judged by it; the stochrank methods also optimise it, the baselines keep their own "
+        "objective (named under Methods)."),
         f"- Dataset `{p.dataset}`, folds {', '.join(map(str, p.folds))}; "
         + f"seeds {', '.join(map(str, p.seeds))}"
         + (f"; first {p.max_queries} queries of every split only" if p.max_queries else "") + ".",
@@ -299,11 +307,13 @@ def protocol_text(summary: Summary) -> str:
         "tuned with the first seed; booster parameters are drawn from one stream per booster, so every "
         "method on a booster gets the same configurations."),
         f"- Booster spaces: {spaces}.",
-        f"- Method spaces: {own or 'none'}.",
+        f"- Method spaces: {own or 'none'}."
+        + (f" No sigma for {', '.join(f'`{m}`' for m in newton)}: with Newton leaves the trajectory from "
+           "zero scores scales with sigma, so it does not change the ranking learned." if newton else ""),
         (f"- At most {p.max_rounds} trees, early stopping after {p.patience} rounds without a better "
-        f"validation NDCG@{p.k}, best iteration kept; on each fold the configuration with the best "
-        f"validation NDCG@{p.k} is selected and retrained with every seed."),
-        "- Methods: " + "; ".join(f"`{m}` {METHODS[m].summary}" for m in summary.outcome.methods) + ".",
+        f"validation {t.label}, best iteration kept; on each fold the configuration with the best "
+        f"validation {t.label} is selected and retrained with every seed."),
+        "- Methods: " + "; ".join(f"`{m}` {METHODS[m].describe(t)}" for m in summary.outcome.methods) + ".",
     ])  # fmt: skip
 
 
@@ -353,18 +363,28 @@ def markdown(summary: Summary, curves_png: str | None = None) -> str:
                 "relevant document (pooled over folds) with p-values (paired t / randomization):\n"
             ),
             pvalue_table(summary),
+            (
+                f"\nResolution on {summary.primary}: the minimum detectable difference (MDD) of each paired "
+                "comparison with the baseline, two-sided 5 %, 80 % power, from the per-query variance of the "
+                "paired differences, (t₀.₉₇₅ + t₀.₈) · sd / √n; a true difference smaller than the MDD is "
+                "more likely than not to read as a tie:\n"
+            ),
+            resolution_table(summary),
         ]
     parts += [
         f"\n**Verdict** (significant = both p-values < {ALPHA} after Holm's correction over the "
         f"{comparisons(summary)} comparisons with the baseline):\n",
         verdict_text(summary),
     ]
+    same_booster = booster_table(summary)
+    if same_booster:
+        parts += [same_booster]
     champion = champion_text(summary)
     if champion:
         parts += [champion]
     if curves_png:
         parts += [
-            f"\nValidation NDCG@{p.k} of the selected configurations (first seed): "
+            f"\nValidation {summary.primary} of the selected configurations (first seed): "
             f"![learning curves]({curves_png})"
         ]
     parts += [

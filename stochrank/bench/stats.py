@@ -24,8 +24,10 @@ import numpy.typing as npt
 from .._validation import check_int
 
 __all__ = [
+    "ALPHA",
     "N_RESAMPLES",
     "holm",
+    "minimum_detectable_difference",
     "paired_arrays",
     "paired_randomization",
     "paired_t",
@@ -33,6 +35,7 @@ __all__ = [
 ]
 
 N_RESAMPLES = 100_000
+ALPHA = 0.05  # significance level of every verdict
 
 
 def paired_arrays(a: Any, b: Any) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
@@ -70,6 +73,26 @@ def paired_t(a: Any, b: Any) -> float:
     if a.size < 2 or np.all(a == b):
         return 1.0
     return float(stats.ttest_rel(a, b).pvalue)
+
+
+def minimum_detectable_difference(a: Any, b: Any, alpha: float = 0.05, power: float = 0.8) -> float:
+    r"""Return the smallest true mean difference the paired t-test detects with this power (two-sided).
+
+    .. math:: \mathrm{MDD} = (t_{1-\alpha/2,\,n-1} + t_{\mathrm{power},\,n-1})\, s_d / \sqrt{n}
+
+    with :math:`s_d` the standard deviation of the n paired differences (NaN pairs dropped), the usual
+    normal-approximation power formula with t quantiles. At alpha = 0.05, power = 0.8 and large n the
+    factor is 2.80. NaN with fewer than 2 pairs.
+    """
+    from scipy import stats
+
+    a, b = paired_arrays(a, b)
+    n = a.size
+    if n < 2:
+        return float("nan")
+    sd = float(np.std(a - b, ddof=1))
+    factor = float(stats.t.ppf(1 - alpha / 2, n - 1) + stats.t.ppf(power, n - 1))
+    return factor * sd / float(np.sqrt(n))
 
 
 def paired_randomization(a: Any, b: Any, n_resamples: int = N_RESAMPLES, seed: int = 42) -> float:

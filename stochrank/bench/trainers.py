@@ -1,13 +1,14 @@
-"""One fit per booster: train a method's recipe, early-stopped on validation NDCG@k, and score the splits.
+"""One fit per booster: train a method's recipe, early-stopped on the validation target metric, and score.
 
-Every trainer trains at most ``max_rounds`` trees and stops after ``patience`` rounds without improving
-validation NDCG@k, keeping the best iteration. LightGBM and XGBoost early-stop on
-:func:`stochrank.metrics.feval` in the convention the :class:`FitSettings` name: the report's (exp gain,
-worst-case ties, queries without a relevant document skipped) for :mod:`stochrank.bench`, or the boosters'
-own (exp gain, ties in input order, such a query counts 1) for the test suite's MQ2008 protocol. CatBoost
-early-stops on its own ``NDCG:top=k;type=Exp`` (exp gain, worst-case ties, an empty query counts 1), an
-increasing affine function of the report's NDCG@k on a fixed validation set that therefore stops at the
-same iteration; its curve is converted to the report's convention.
+Every trainer trains at most ``max_rounds`` trees and stops after ``patience`` rounds without improving the
+validation metric of the :class:`FitSettings` (NDCG@k, MRR, MRR@k or ERR@k), keeping the best iteration.
+LightGBM and XGBoost early-stop on :func:`stochrank.metrics.feval` in the convention the settings name: the
+report's (worst-case ties, queries without a relevant document skipped) for :mod:`stochrank.bench`, or the
+boosters' own (ties in input order, such a query counts 1) for the test suite's MQ2008 protocol. CatBoost
+early-stops on its own ``NDCG:top=k;type=Exp|Base`` or ``MRR[:top=k]`` (worst-case ties; an empty query
+counts 1 for NDCG, 0 for MRR), an increasing affine function of the report's metric on a fixed validation
+set that therefore stops at the same iteration; its curve is converted to the report's convention. CatBoost's
+ERR reads labels as probabilities, not grades, so CatBoost cannot early-stop on the report's ERR@k.
 """
 
 from __future__ import annotations
@@ -23,12 +24,14 @@ import numpy.typing as npt
 from .._validation import check_choice, check_int
 from ..conventions import offsets_from_sizes
 from .methods import Recipe
+from .target import Target
 
 __all__ = [
     "TRAINERS",
     "Fit",
     "FitSettings",
     "FoldData",
+    "catboost_metric",
     "empty_queries",
     "set_numba_threads",
     "train_catboost",
@@ -39,7 +42,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class FoldData:
-    """Train, validation and test splits of one fold, and the label ceiling for ERR.
+    """Train, validation and test splits of one fold, the label ceiling for ERR and the dataset's NDCG gain.
 
     The splits are :class:`stochrank.datasets.RankingSplit`.
     """
@@ -48,6 +51,7 @@ class FoldData:
     vali: Any
     test: Any
     max_grade: float
+    gain: str = "exp"
 
 
 def empty_queries(split: Any) -> npt.NDArray[np.bool_]:
@@ -59,34 +63,50 @@ def empty_queries(split: Any) -> npt.NDArray[np.bool_]:
 
 @dataclass(frozen=True)
 class FitSettings:
-    """Trees, early stopping, threads and the NDCG@k convention of the validation curve of one fit.
+    """Trees, early stopping, threads and the validation metric (and its convention) of one fit.
 
-    ``ties`` and ``empty`` are :func:`stochrank.metrics.ndcg`'s conventions: ``("worst", "skip")`` is the
-    report's (:mod:`stochrank.bench`), ``("input", "one")`` LightGBM's and XGBoost's own ``ndcg@k``.
-    CatBoost's curve comes from its own metric, whose ties are worst-case: it takes ``ties="worst"`` only.
-    Every field is validated on construction (``ValueError`` naming the field).
+    The metric is ``metric`` at cutoff ``k`` (None: whole list, MRR only) with NDCG's ``gain`` and ERR's
+    ``max_grade`` (:class:`~stochrank.bench.target.Target`). ``ties`` and ``empty`` are
+    :mod:`stochrank.metrics`' conventions: ``("worst", "skip")`` is the report's (:mod:`stochrank.bench`),
+    ``("input", "one")`` LightGBM's and XGBoost's own ``ndcg@k``. CatBoost's curve comes from its own metric,
+    whose ties are worst-case: it takes ``ties="worst"`` only. Every field is validated on construction
+    (``ValueError`` naming the field).
     """
 
     max_rounds: int
     patience: int
-    k: int
+    k: int | None
     threads: int = 1
     ties: Literal["worst", "input"] = "worst"
     empty: Literal["skip", "one"] = "skip"
+    metric: str = "ndcg"
+    gain: str = "exp"
+    max_grade: float = 2.0
 
     def __post_init__(self) -> None:
         """Validate every field."""
         owner = "FitSettings"
-        for name in ("max_rounds", "patience", "k", "threads"):
+        for name in ("max_rounds", "patience", "threads"):
             check_int(getattr(self, name), name, owner, low=1)
+        check_choice(self.metric, "metric", owner, ("ndcg", "mrr", "err"))
+        if self.k is not None or self.metric != "mrr":
+            check_int(self.k, "k", owner, low=1)
         check_choice(self.ties, "ties", owner, ("worst", "input"))
         check_choice(self.empty, "empty", owner, ("skip", "one"))
+        check_choice(self.gain, "gain", owner, ("exp", "linear"))
+
+    @property
+    def target(self) -> Target:
+        """The validation metric as a :class:`~stochrank.bench.target.Target`."""
+        return Target(self.metric, self.k, self.gain, self.max_grade)
 
     def feval(self) -> Any:
         """Return the validation metric as a LightGBM ``feval`` / XGBoost ``custom_metric``."""
         from stochrank.metrics import feval
 
-        return feval("ndcg", k=self.k, gain="exp", ties=self.ties, empty=self.empty)
+        conventions = self.target.conventions()
+        k = conventions.pop("k")
+        return feval(self.metric, k=k, ties=self.ties, empty=self.empty, **conventions)
 
 
 @dataclass
@@ -125,14 +145,27 @@ def train_lightgbm(
     train = lgb.Dataset(data.train.X, data.train.y, group=data.train.group)
     vali = lgb.Dataset(data.vali.X, data.vali.y, group=data.vali.group, reference=train)
     history: dict[str, Any] = {}
+    # An iteration whose tree cannot split stores no tree and leaves the scores as they are; a stochastic
+    # objective may split again at the next call. Predicting with num_iteration counts stored trees, so the
+    # model kept at iteration i is its first trees_after[i - 1] trees (tests/test_bench.py).
+    trees_after: list[int] = []
+
+    def count_trees(env: Any) -> None:
+        trees_after.append(env.model.num_trees())
+
+    count_trees.order = 5  # type: ignore[attr-defined]  # before early stopping (order 30) may stop
     model = lgb.train(
         params, train, settings.max_rounds, valid_sets=[vali], valid_names=["vali"], feval=settings.feval(),
-        callbacks=[lgb.early_stopping(settings.patience, verbose=False), lgb.record_evaluation(history)],
+        callbacks=[count_trees, lgb.early_stopping(settings.patience, verbose=False),
+                   lgb.record_evaluation(history)],
     )  # fmt: skip
     best = model.best_iteration
+    kept = trees_after[best - 1]
 
     def predict(split: Any) -> npt.NDArray[np.float64]:
-        return _scores(model.predict(split.X, num_iteration=best))
+        if kept == 0:  # no tree yet: LightGBM reads num_iteration=0 as "every tree"
+            return np.zeros(split.X.shape[0])
+        return _scores(model.predict(split.X, num_iteration=kept))
 
     return Fit(_scores(history["vali"][settings.feval().name]), best, predict(data.vali), predict(data.test))
 
@@ -150,7 +183,9 @@ def train_xgboost(
         params.update(objective="rank:ndcg", base_score=0.0)  # gradients come from obj=; no intercept fit
 
     def dmatrix(split: Any) -> xgb.DMatrix:
-        return xgb.DMatrix(split.X, split.y, group=split.group, nthread=threads)
+        # rank:map accepts binary labels only: MRR's relevance, label > 0 (the validation MRR is unchanged).
+        labels = (split.y > 0).astype(np.float64) if recipe.binary_labels else split.y
+        return xgb.DMatrix(split.X, labels, group=split.group, nthread=threads)
 
     history: dict[str, Any] = {}
     model = xgb.train(
@@ -167,6 +202,19 @@ def train_xgboost(
     return Fit(_scores(history["vali"][settings.feval().name]), best, predict(data.vali), predict(data.test))
 
 
+def catboost_metric(settings: FitSettings) -> str:
+    """Return CatBoost's eval metric for the settings' target (worst-case ties); ``ValueError`` for ERR."""
+    if settings.metric == "ndcg":
+        return f"NDCG:top={settings.k};type={'Exp' if settings.gain == 'exp' else 'Base'}"
+    if settings.metric == "mrr":  # relevant: label > 0.5, i.e. > 0 for integer grades
+        return "MRR" if settings.k is None else f"MRR:top={settings.k}"
+    raise ValueError(
+        f"CatBoost cannot early-stop on {settings.target.label} as reported: its ERR reads labels as "
+        "probabilities in [0, 1], the report's ERR maps grades r to (2^r - 1)/2^max_grade. Use a LightGBM or "
+        "XGBoost method for --metric err@k."
+    )
+
+
 def train_catboost(
     recipe: Recipe, booster: Mapping[str, Any], data: FoldData, seed: int, settings: FitSettings
 ) -> Fit:
@@ -178,7 +226,7 @@ def train_catboost(
             f"train_catboost early-stops on CatBoost's NDCG, which breaks ties worst-case; got "
             f"FitSettings(ties={settings.ties!r}). Use ties='worst'."
         )
-    metric = f"NDCG:top={settings.k};type=Exp"
+    metric = catboost_metric(settings)
     common = {**booster, **recipe.params, "iterations": settings.max_rounds, "eval_metric": metric,
               "random_seed": seed, "thread_count": settings.threads, "verbose": False,
               "allow_writing_files": False}  # fmt: skip
@@ -201,9 +249,9 @@ def train_catboost(
                       eval_group=data.vali.group, early_stopping_rounds=settings.patience)  # fmt: skip
         history, best = model.evals_result_["validation"][metric], model.best_iteration_ + 1
     curve = _scores(history)
-    if settings.empty == "skip":  # CatBoost counts a query without relevant documents as NDCG 1
+    if settings.empty == "skip":  # CatBoost counts a query without relevant documents as NDCG 1, MRR 0
         e = float(np.mean(empty_queries(data.vali)))
-        curve = (curve - e) / (1.0 - e)
+        curve = (curve - (e if settings.metric == "ndcg" else 0.0)) / (1.0 - e)
     return Fit(curve, best, _scores(model.predict(data.vali.X)), _scores(model.predict(data.test.X)))
 
 

@@ -3,23 +3,24 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import MappingProxyType
 
 import numpy as np
 
 from .._validation import check_choice, check_int
-from ..data import MQ2008_DIR
+from ..data import CATBOOST_QUERYWISE_DIR, LIGHTGBM_EXAMPLE_DIR, MQ2008_DIR
+from . import _pooled
 from ._normalize import query_level_norm
+from ._spec import SPLITS, DatasetSpec
 from ._split import RankingSplit
 from ._svmlight import read_ranking_file
+from .synthetic import nonlinear_mslr
 
 __all__ = ["DATASETS", "DatasetSpec", "data_root", "load", "load_mq2008"]
 
 DEFAULT_ROOT = Path("~/stochrank_data")
-SPLITS = ("train", "vali", "test")
 NORMALIZATIONS = ("query",)
 
 _LETOR_PAGE = "https://www.microsoft.com/en-us/research/project/letor-learning-rank-information-retrieval"
@@ -43,64 +44,29 @@ _ISTELLA_TERMS = (
 )
 
 
-@dataclass(frozen=True)
-class DatasetSpec:
-    """What stochrank knows about one named dataset.
-
-    Attributes
-    ----------
-    name : str
-        The name :func:`load` takes.
-    title : str
-        The publisher's name for it.
-    layouts : tuple of str
-        File path templates under the data root, ``{fold}`` and ``{split}`` filled in; the first is the
-        official layout (named in error messages), later ones are tolerated variants. ``.gz``/``.bz2``
-        copies of any of them are read too.
-    folds : tuple of int
-        Fold numbers (``(1,)`` for datasets published as one split).
-    splits : tuple of str
-        Split names :func:`load` accepts (``"train"``, ``"vali"``, ``"test"``; Istella has no ``"vali"``).
-    n_features : int
-        Feature columns (indices 1..n_features in the files).
-    labels : tuple of int
-        (lowest, highest) relevance grade; every label is an integer in this range.
-    dtype : numpy float type
-        Storage type of ``X``: float64 for the small LETOR sets, float32 for the web-scale ones (half the
-        memory; LightGBM and XGBoost bin features into histograms either way, CatBoost stores float32).
-    url, terms : str
-        Where to obtain it and on which terms (licence, citation).
-    notes : str
-        Features and preprocessing facts worth knowing before comparing numbers.
-    split_files : mapping
-        File-name token per split where the publisher's differs from the split name (Yahoo: ``valid``).
-    bundled : Path or None
-        Folder of a copy shipped with stochrank (MQ2008); the data root is then ignored.
-    """
-
-    name: str
-    title: str
-    layouts: tuple[str, ...]
-    folds: tuple[int, ...]
-    splits: tuple[str, ...]
-    n_features: int
-    labels: tuple[int, int]
-    dtype: type
-    url: str
-    terms: str
-    notes: str = ""
-    split_files: Mapping[str, str] = field(default_factory=dict)
-    bundled: Path | None = None
-
-    def candidates(self, root: Path, fold: int, split: str) -> list[Path]:
-        """Every path the files of (fold, split) may have under ``root``, official layout first."""
-        token = self.split_files.get(split, split)
-        paths = [root / layout.format(fold=fold, split=token) for layout in self.layouts]
-        return [p.with_name(p.name + ext) for p in paths for ext in ("", ".gz", ".bz2")]
-
-
 _FIVE_FOLDS = (1, 2, 3, 4, 5)
 _ONE_FOLD = (1,)
+_ROTATED = (
+    "no official split: train and test are pooled and cut into 5 query parts by a seeded permutation "
+    "(numpy default_rng(0)); fold f tests on part f, validates on part f + 1 (part 1 after part 5) and "
+    "trains on the other three, so every query is tested exactly once over the 5 folds"
+)
+SYNTHETIC_SIZES = {"train": 10_000, "vali": 2_000, "test": 9_000}
+
+
+def _rotated_loader(pool: Callable[[], RankingSplit]) -> Callable[[int, str], RankingSplit]:
+    def load_fold(fold: int, split: str) -> RankingSplit:
+        return _pooled.rotate(pool(), fold, split)
+
+    return load_fold
+
+
+def _synthetic_nonlinear(fold: int, split: str) -> RankingSplit:
+    # One generator stream per (fold, split): the splits are independent draws of the same model.
+    stream = np.random.SeedSequence([fold, SPLITS.index(split)])
+    return nonlinear_mslr(SYNTHETIC_SIZES[split], seed=int(stream.generate_state(1)[0]))
+
+
 _RAW_SENTINEL = "Raw features; the 1.8e308 sentinel values are clipped to float32's maximum (order kept)."
 
 _SPECS = [
@@ -218,6 +184,56 @@ _SPECS = [
         notes="istella-s-letor.tar.gz unpacks to sample/{train,vali,test}.txt. " + _RAW_SENTINEL,
     ),
     DatasetSpec(
+        name="catboost-querywise",
+        title="CatBoost query-wise data",
+        layouts=(),
+        folds=_FIVE_FOLDS,
+        splits=SPLITS,
+        n_features=50,
+        labels=(0, 6),
+        dtype=np.float64,
+        url="https://github.com/catboost/catboost/tree/master/catboost/pytest/data/querywise",
+        terms="Apache-2.0 (CatBoost, (c) YANDEX LLC)",
+        notes="Bundled with stochrank. 117 queries, 2,000 rows, 50 features; the real targets r in [0, 0.61] "
+        "are encoded as grades round(10 r) in 0..6 and compared with linear gain; " + _ROTATED + ".",
+        bundled=CATBOOST_QUERYWISE_DIR,
+        loader=_rotated_loader(_pooled.catboost_querywise),
+        gain="linear",
+    ),
+    DatasetSpec(
+        name="lightgbm-example",
+        title="LightGBM's lambdarank example data",
+        layouts=(),
+        folds=_FIVE_FOLDS,
+        splits=SPLITS,
+        n_features=300,
+        labels=(0, 4),
+        dtype=np.float64,
+        url="https://github.com/microsoft/LightGBM/tree/master/examples/lambdarank",
+        terms="MIT (LightGBM, (c) Microsoft Corporation)",
+        notes="Bundled with stochrank. 251 queries, 3,773 rows, 300 sparse features (stored dense), grades "
+        "0..4; " + _ROTATED + ".",
+        bundled=LIGHTGBM_EXAMPLE_DIR,
+        loader=_rotated_loader(_pooled.lightgbm_example),
+    ),
+    DatasetSpec(
+        name="synthetic-nonlinear",
+        title="synthetic nonlinear MSLR-shaped data (generated, not real)",
+        layouts=(),
+        folds=_ONE_FOLD,
+        splits=SPLITS,
+        n_features=30,
+        labels=(0, 4),
+        dtype=np.float32,
+        url="generated in memory by stochrank.datasets.synthetic.nonlinear_mslr",
+        terms="generated by stochrank (no licence restrictions)",
+        notes="SYNTHETIC. stochrank.datasets.synthetic.nonlinear_mslr: ~35 documents per query, 30 features, "
+        "relevance nonlinear in the features with a hidden per-query topic, grades 0..4 at MSLR-WEB30K's "
+        "skew; 10,000 train / 2,000 vali / 9,000 test queries, each split its own seeded draw. For quality "
+        "claims about this generative model only.",
+        loader=_synthetic_nonlinear,
+    ),
+    DatasetSpec(
         name="synthetic-mslr",
         title="synthetic MSLR-shaped data",
         layouts=("synthetic-mslr/Fold{fold}/{split}.txt",),
@@ -264,13 +280,14 @@ def load(
     name : str
         One of ``DATASETS``: ``"mq2008"`` (bundled, the default), ``"mq2007"``, ``"ohsumed"``,
         ``"mslr-web10k"``, ``"mslr-web30k"``, ``"yahoo-set1"``, ``"yahoo-set2"``, ``"istella"``,
-        ``"istella-s"``, ``"synthetic-mslr"``.
+        ``"istella-s"``, ``"catboost-querywise"`` and ``"lightgbm-example"`` (bundled, rotated query
+        folds), ``"synthetic-nonlinear"`` (generated), ``"synthetic-mslr"``.
     fold : int
         Fold number, one of ``DATASETS[name].folds``.
     split : {"train", "vali", "test"}
         Split; ``DATASETS[name].splits`` lists what the dataset has.
     root : path-like or None
-        Data root (see :func:`data_root`); ignored for the bundled MQ2008.
+        Data root (see :func:`data_root`); ignored for the bundled and generated datasets.
     normalize : {None, "query"}
         ``"query"``: min-max scale every feature within every query (:func:`query_level_norm`, LETOR's
         QueryLevelNorm). The LETOR 3.0/4.0 files are already query-normalised; tree boosters do not need it.
@@ -311,6 +328,12 @@ def load(
     if normalize is not None:
         check_choice(normalize, "normalize", "stochrank.datasets.load", NORMALIZATIONS)
 
+    if spec.loader is not None:
+        data = spec.loader(fold, split)
+        _check_labels(data.y, spec, spec.bundled or Path(spec.name))
+        if normalize == "query":
+            data = RankingSplit(query_level_norm(data.X, data.group), data.y, data.qid, data.group)
+        return data
     path = _locate(spec, fold, split, root)
     data = read_ranking_file(
         path, spec.n_features, dtype=spec.dtype, repeated_qid="new_query", allow_nan=False, cache=cache

@@ -1,0 +1,167 @@
+"""The random-search spaces of the benchmark: distributions, one space per booster, each method's own.
+
+Ranges. From the StochasticRank paper (Appendix F, random search with 500 samples), used here as given:
+
+* depth uniform on {6, ..., 10};
+* L2 leaf regularisation log-uniform on [0.1, 10] -- the paper's range for the baselines; the paper fixes
+  it at 0 for StochasticRank, whereas here every method on a booster shares one space, so StochasticRank is
+  tuned over the baselines' L2 range too;
+* SGLB: model shrink rate log-uniform on [1e-5, 1e-2], diffusion temperature log-uniform on [1e8, 1e11]
+  (CatBoost's semantics, which :class:`stochrank.SGLB` follows).
+
+Chosen here, not the paper's:
+
+* **learning rate log-uniform on [0.01, 0.5]** for every method on every booster (the paper: [1e-3, 1]). With
+  at most 1000 trees, a third of the paper's draws fall below 0.01, where the whole budget adds up to fewer
+  than ten default-sized steps and every method is still improving at the cap (the tuned full comparison
+  with [1e-3, 1] kept LambdaMART at ~21 trees: the search found the upper end), and a tenth above 0.5, where
+  boosting overshoots on the first trees;
+* StochasticRank's relevance shift mu uniform on [0, 1]. The paper draws mu log-uniform on [1e-2, 10]
+  (for StochasticRank-R1); this benchmark does not, because with mu = 10 training on MQ2008 stops after
+  about 4 trees (measured), so a large share of the paper's range would spend the budget on dead
+  configurations;
+* **no sigma for the Newton-leaf stochrank methods** (``sr-lgb``, ``sr-xgb``, ``sr-cb``: the constructors'
+  default ``hessian='newton'``): the whole training trajectory from zero scores scales with sigma, so sigma
+  does not change the ranking learned (exact scale-equivariance; only mu, relative to sigma, does). It stays
+  in the space, log-uniform on [0.1, 10] (around CatBoost's default 1; Appendix F gives no range for it),
+  of the unit-Hessian variants: the SGLB methods (SGLB's default is ``hessian='unit'``), CatBoost's own
+  StochasticRank and SoftRank, where it sets the smoothing against the score scale;
+* LightGBM's ``num_leaves`` log-uniform on [8, 256] and ``min_data_in_leaf`` on [1, 200] (the paper tunes
+  CatBoost's symmetric trees, which have neither);
+* LambdaMART's own knobs: LightGBM ``lambdarank_truncation_level`` log-uniform on {3..40} (spans LightGBM's
+  advice k + 3 for k <= 10 and its default 30) and ``lambdarank_norm`` {true, false}; XGBoost
+  ``lambdarank_pair_method`` {topk, mean}, ``lambdarank_num_pair_per_sample`` log-uniform on {1..40} (the
+  truncation for topk, default 32; pairs sampled per document for mean, default 1) and
+  ``lambdarank_normalization`` {true, false}. LightGBM's ``sigmoid`` is not searched: at equal scores the
+  lambdas scale with sigmoid and their Hessians with its square, so it rescales the first steps, which the
+  learning rate already spans.
+
+XGBoost's ``min_child_weight`` is left at its default: it is a sum of Hessians, and the Hessians of
+``rank:ndcg`` (lambda derivatives) and of stochrank (normalised to mean 1 per document) live on different
+scales, so one range would favour one of them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "BOOSTER_SPACES",
+    "LGB_LAMBDARANK_SPACE",
+    "NEWTON_SPACE",
+    "SGLB_SPACE",
+    "SIGMA",
+    "UNIT_SPACE",
+    "XGB_LAMBDARANK_SPACE",
+    "Choice",
+    "Distribution",
+    "LogUniform",
+    "LogUniformInt",
+    "Uniform",
+]
+
+
+# ----------------------------------------------------------------------------------- distributions
+@dataclass(frozen=True)
+class Uniform:
+    """Uniform on [low, high]."""
+
+    low: float
+    high: float
+
+    def sample(self, rng: np.random.Generator) -> float:
+        """Draw one value from ``rng``."""
+        return float(rng.uniform(self.low, self.high))
+
+    def __str__(self) -> str:
+        """Return the distribution as the report writes it."""
+        return f"U[{self.low:g}, {self.high:g}]"
+
+
+@dataclass(frozen=True)
+class LogUniform:
+    """Log-uniform on [low, high] (low > 0)."""
+
+    low: float
+    high: float
+
+    def sample(self, rng: np.random.Generator) -> float:
+        """Draw one value from ``rng``."""
+        return float(math.exp(rng.uniform(math.log(self.low), math.log(self.high))))
+
+    def __str__(self) -> str:
+        """Return the distribution as the report writes it."""
+        return f"logU[{self.low:g}, {self.high:g}]"
+
+
+@dataclass(frozen=True)
+class LogUniformInt:
+    """Log-uniform on [low, high + 1), rounded down: integers from low to high."""
+
+    low: int
+    high: int
+
+    def sample(self, rng: np.random.Generator) -> int:
+        """Draw one value from ``rng``."""
+        return min(self.high, int(math.exp(rng.uniform(math.log(self.low), math.log(self.high + 1)))))
+
+    def __str__(self) -> str:
+        """Return the distribution as the report writes it."""
+        return f"logU{{{self.low}..{self.high}}}"
+
+
+@dataclass(frozen=True)
+class Choice:
+    """Uniform over a finite set of values (``options`` may hold ``"k+3"``, resolved by the method)."""
+
+    options: tuple[Any, ...]
+
+    def sample(self, rng: np.random.Generator) -> Any:
+        """Draw one option from ``rng`` (a plain Python value)."""
+        value = self.options[int(rng.integers(len(self.options)))]
+        return value.item() if isinstance(value, np.generic) else value
+
+    def __str__(self) -> str:
+        """Return the distribution as the report writes it."""
+        return "{" + ", ".join(str(o) for o in self.options) + "}"
+
+
+Distribution = Uniform | LogUniform | LogUniformInt | Choice
+
+LEARNING_RATE = LogUniform(0.01, 0.5)
+DEPTH = Choice((6, 7, 8, 9, 10))
+L2 = LogUniform(0.1, 10.0)
+
+BOOSTER_SPACES: dict[str, dict[str, Distribution]] = {
+    "lightgbm": {
+        "learning_rate": LEARNING_RATE,
+        "max_depth": DEPTH,
+        "num_leaves": LogUniformInt(8, 256),
+        "min_data_in_leaf": LogUniformInt(1, 200),
+        "lambda_l2": L2,
+    },
+    "xgboost": {"learning_rate": LEARNING_RATE, "max_depth": DEPTH, "reg_lambda": L2},
+    "catboost": {"learning_rate": LEARNING_RATE, "depth": DEPTH, "l2_leaf_reg": L2},
+}
+
+SIGMA = LogUniform(0.1, 10.0)
+MU = Uniform(0.0, 1.0)
+NEWTON_SPACE: dict[str, Distribution] = {"mu": MU}  # sigma has no effect with Newton leaves
+UNIT_SPACE: dict[str, Distribution] = {"sigma": SIGMA, "mu": MU}
+SGLB_SPACE: dict[str, Distribution] = {
+    "temperature": LogUniform(1e8, 1e11),
+    "shrink_rate": LogUniform(1e-5, 1e-2),
+}
+LGB_LAMBDARANK_SPACE: dict[str, Distribution] = {
+    "lambdarank_truncation_level": LogUniformInt(3, 40),
+    "lambdarank_norm": Choice((True, False)),
+}
+XGB_LAMBDARANK_SPACE: dict[str, Distribution] = {
+    "lambdarank_pair_method": Choice(("topk", "mean")),
+    "lambdarank_num_pair_per_sample": LogUniformInt(1, 40),
+    "lambdarank_normalization": Choice((True, False)),
+}

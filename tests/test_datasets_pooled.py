@@ -1,0 +1,109 @@
+"""The bundled small sets with rotated query folds and the generated nonlinear synthetic set (issue 9)."""
+
+from __future__ import annotations
+
+import gzip
+
+import numpy as np
+import pytest
+
+from stochrank.data import CATBOOST_QUERYWISE_DIR, LIGHTGBM_EXAMPLE_DIR
+from stochrank.datasets import DATASETS, load
+from stochrank.datasets._pooled import catboost_querywise, lightgbm_example, query_parts, rotate
+from stochrank.datasets.synthetic import nonlinear_mslr, nonlinear_mslr_cuts
+
+SPLITS = ("train", "vali", "test")
+
+
+def _rows(path, n):  # naive reader of a gzip text file: the first n lines, split on whitespace
+    with gzip.open(path, "rt") as handle:
+        return [line.split() for line, _ in zip(handle, range(n), strict=False)]
+
+
+@pytest.mark.parametrize(("name", "n_queries", "n_rows"), [("catboost-querywise", 117, 2000),
+                                                          ("lightgbm-example", 251, 3773)])  # fmt: skip
+def test_rotated_folds_test_every_query_once_and_never_mix_splits(
+    name: str, n_queries: int, n_rows: int
+) -> None:
+    tested = []
+    for fold in DATASETS[name].folds:
+        parts = {s: load(name, fold, s) for s in SPLITS}
+        qids = {s: set(p.qid.tolist()) for s, p in parts.items()}
+        assert len(qids["train"] | qids["vali"] | qids["test"]) == n_queries  # disjoint and complete
+        assert sum(p.n_queries for p in parts.values()) == n_queries
+        assert sum(int(p.group.sum()) == p.X.shape[0] for p in parts.values()) == 3
+        assert sum(p.X.shape[0] for p in parts.values()) == n_rows
+        nxt = load(name, fold % 5 + 1, "test")  # vali of fold f is the test part of fold f + 1
+        np.testing.assert_array_equal(parts["vali"].qid, nxt.qid)
+        np.testing.assert_array_equal(parts["vali"].X, nxt.X)
+        tested += sorted(qids["test"])
+    assert len(tested) == n_queries and len(set(tested)) == n_queries
+
+
+def test_query_parts_are_balanced_and_seeded() -> None:
+    part = query_parts(117)
+    assert np.bincount(part).tolist() == [24, 24, 23, 23, 23]
+    np.testing.assert_array_equal(part, np.random.default_rng(0).permutation(np.arange(117) % 5))
+
+
+def test_rotate_refuses_bad_arguments() -> None:
+    pool = load("catboost-querywise", 1, "test")
+    with pytest.raises(ValueError, match=r"'fold' parameter of rotate must be in 1\.\.5"):
+        rotate(pool, 6, "test")
+    with pytest.raises(ValueError, match="'split' parameter of rotate"):
+        rotate(pool, 1, "valid")
+
+
+def test_catboost_querywise_pool_is_the_tsv_files_with_grades_round_10r() -> None:
+    """Naive reread of the TSV files (GroupId column 1, target column 2, features from column 5)."""
+    rows = _rows(CATBOOST_QUERYWISE_DIR / "train.gz", 10**6) + _rows(
+        CATBOOST_QUERYWISE_DIR / "test.gz", 10**6
+    )
+    pool = catboost_querywise()
+    np.testing.assert_array_equal(pool.qid, [int(row[1]) for row in rows])
+    np.testing.assert_array_equal(pool.y, np.rint(10 * np.array([float(row[2]) for row in rows])))
+    np.testing.assert_array_equal(pool.X, [[float(v) for v in row[5:]] for row in rows])
+    assert pool.n_queries == 117 and set(np.unique(pool.y)) <= set(range(7))
+    assert DATASETS["catboost-querywise"].gain == "linear"
+
+
+def test_lightgbm_example_pool_is_the_libsvm_files_with_query_files() -> None:
+    rows, sizes = [], []
+    for name in ("train", "test"):
+        rows += _rows(LIGHTGBM_EXAMPLE_DIR / f"rank.{name}.gz", 10**6)
+        sizes += [int(line[0]) for line in _rows(LIGHTGBM_EXAMPLE_DIR / f"rank.{name}.query.gz", 10**6)]
+    X = np.zeros((len(rows), 300))
+    for i, row in enumerate(rows):
+        for item in row[1:]:
+            j, v = item.split(":")
+            X[i, int(j) - 1] = float(v)
+    pool = lightgbm_example()
+    np.testing.assert_array_equal(pool.group, sizes)
+    np.testing.assert_array_equal(pool.y, [float(row[0]) for row in rows])
+    np.testing.assert_array_equal(pool.X, X)
+    np.testing.assert_array_equal(pool.qid, np.repeat(np.arange(251), sizes))
+
+
+def test_nonlinear_synthetic_is_seeded_skewed_and_labelled_synthetic() -> None:
+    a, b, c = nonlinear_mslr(300, seed=3), nonlinear_mslr(300, seed=3), nonlinear_mslr(300, seed=4)
+    np.testing.assert_array_equal(a.X, b.X)
+    np.testing.assert_array_equal(a.y, b.y)
+    assert not np.array_equal(a.y, c.y)
+    assert a.n_queries == 300 and a.group.sum() == a.X.shape[0] and a.X.dtype == np.float32
+    assert np.all(np.diff(nonlinear_mslr_cuts()) > 0)
+    big = nonlinear_mslr(2000, seed=1)
+    share = np.bincount(big.y.astype(int), minlength=5) / big.y.size
+    np.testing.assert_allclose(share, [0.52, 0.32, 0.13, 0.02, 0.01], atol=0.02)
+    spec = DATASETS["synthetic-nonlinear"]
+    assert spec.title.startswith("synthetic") and spec.notes.startswith("SYNTHETIC")
+    with pytest.raises(ValueError, match="'n_features' parameter of nonlinear_mslr"):
+        nonlinear_mslr(10, n_features=5)
+
+
+@pytest.mark.slow
+def test_nonlinear_synthetic_benchmark_splits_are_large_and_distinct() -> None:
+    sizes = {s: load("synthetic-nonlinear", 1, s).n_queries for s in SPLITS}
+    assert sizes == {"train": 10_000, "vali": 2_000, "test": 9_000}
+    assert not np.array_equal(
+        load("synthetic-nonlinear", 1, "vali").y[:100], load("synthetic-nonlinear", 1, "test").y[:100]
+    )
