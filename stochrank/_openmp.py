@@ -73,8 +73,9 @@ def _pause_functions() -> dict[str, Callable[[int], int]]:
 def quiet_foreign_openmp() -> None:
     """Release the calling thread's pools in the vendored OpenMP runtimes of this process (see module docs).
 
-    Safe to call at any time from the thread that drives the booster: a runtime refuses (returns
-    non-zero) while one of its parallel regions is active, and re-creates its team when next needed.
+    Safe to call at any time from the thread that drives the booster: libgomp refuses (returns non-zero)
+    when the calling thread is inside a parallel region, frees only the calling thread's pool (other
+    threads' pools and running regions are untouched), and re-creates the team when next needed.
     """
     for path, pause in _pause_functions().items():
         if not _is_system(path):
