@@ -340,3 +340,17 @@ def test_metric_auc_weights_and_feval():
         np.zeros(yy.size), lgb.Dataset(X, yy, group=sizes).construct()
     )
     assert (name, higher) == ("sr-auc", True) and value == 0.0  # all tied: worst case
+
+
+@pytest.mark.parametrize("make", [stochrank.auc, stochrank.map, lambda: stochrank.precision(2), stochrank.mrr])
+def test_an_empty_last_query_is_an_empty_query(make):
+    # Per-query counts by reduceat failed on an empty last query (IndexError) and read a neighbour's
+    # documents for an empty middle one; the gradients must equal those without the empty queries.
+    y, f = np.array([1.0, 0.0, 1.0, 0.0, 1.0]), np.array([0.1, 0.2, 0.3, -0.4, 0.5])
+
+    def gradient(group):  # XGBoost accepts empty groups (the direct API refuses them)
+        d = xgb.DMatrix(np.zeros((5, 1)), label=y)
+        d.set_group(group)
+        return make()(f, d)[0]
+
+    np.testing.assert_array_equal(gradient([3, 0, 2, 0]), gradient([3, 2]))

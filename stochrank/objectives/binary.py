@@ -62,8 +62,8 @@ class _BinaryMetric(CascadeMetric):
     @staticmethod
     def _counts(relevant: FloatArray, offsets: IntArray) -> tuple[FloatArray, FloatArray]:
         """Per-query numbers of relevant and irrelevant documents."""
-        n_rel = np.add.reduceat(relevant, offsets[:-1]) if relevant.size else np.zeros(0)
-        n_rel = np.where(np.diff(offsets) > 0, n_rel, 0.0)  # reduceat of an empty query reads its neighbour
+        # Prefix sums, not reduceat: reduceat reads past an empty query (and fails on an empty last one).
+        n_rel = np.diff(np.concatenate(([0.0], np.cumsum(relevant)))[offsets])
         return n_rel, np.diff(offsets) - n_rel
 
     def _bipartite(self, labels: FloatArray, offsets: IntArray, scale_of: FloatArray) -> CascadeArrays:

@@ -86,7 +86,8 @@ class CascadeMetric(ABC):
             active = varying_queries(gain, cont, offsets, 2)
         else:
             # Threshold metrics: a query counts when it has something to show.
-            active = np.maximum.reduceat(gain > 0, offsets[:-1]) if labels.size else np.zeros(0, bool)
+            # Prefix sums, not reduceat: reduceat reads past an empty query (and fails on an empty last one).
+            active = np.diff(np.concatenate(([0], np.cumsum(gain > 0)))[offsets]) > 0
         return CascadeArrays(
             gain,
             NO_CASCADE if (cont == 1.0).all() else cont,  # 8 bytes per document saved for the DCG family
