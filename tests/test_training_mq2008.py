@@ -6,9 +6,9 @@ have ~160 vali/test queries: the minimum detectable difference of the five folds
 0.011 NDCG@5 (benchmarks/RESULTS.md), so "at least as high" here is a parity statement, not a win.
 
 Measured with this protocol (LightGBM 4.7, XGBoost 3.2), Newton leaves (the default since 0.2):
-LightGBM lambdarank 0.7386 vs stochrank 0.7396; XGBoost rank:ndcg 0.7302 vs stochrank 0.7396. With the
-unit Hessian of 0.1 the same protocol gave 0.7339 and 0.7397: Newton leaves raised LightGBM by half a
-point and took the best vali NDCG@5 of both boosters from behind LambdaMART to ahead of it.
+LightGBM lambdarank 0.7386 vs stochrank 0.7412; XGBoost rank:ndcg 0.7302 vs stochrank 0.7387 (RESULTS §4).
+With the unit Hessian of 0.1 the same protocol gave 0.7339 and 0.7397: Newton leaves raised LightGBM by half
+a point and took the best vali NDCG@5 of both boosters from behind LambdaMART to ahead of it.
 
 Protocol (``tests/_training.py``: the benchmark's trainers, :mod:`stochrank.bench.trainers`, at fixed
 settings), identical for both objectives of a booster:

@@ -9,15 +9,17 @@ One :class:`StochasticRankObjective` works unchanged as
 
 The booster call (caches, weights, run restarts, SGLB) is :class:`~._base.RankingObjective`'s; it
 returns ``(grad, hess)`` for *minimisation*: ``grad = -w_q \hat\nabla E[M]`` (plus SGLB noise) and
-``hess = w_q``.
+``hess = w_q h`` with ``h`` per ``hessian``.
 
-**Why a unit Hessian.** The smoothed metric's Hessian is indefinite and its Monte-Carlo estimate is
-noisier than the gradient's, so a Newton step would divide a noisy gradient by a noisy, sign-changing
-curvature. A constant Hessian makes each leaf the (L2-shrunk) mean gradient of its documents,
-``-sum(grad) / (count + lambda_l2)``: exactly CatBoost's ``leaf_estimation_method=Gradient``, which is
-what StochasticRank was designed and proven with (SGLB's preconditioner). It is O(1), so LightGBM's
-``min_sum_hessian_in_leaf`` and XGBoost's ``min_child_weight`` keep their usual meaning (one unit per
-document). The learning rate is then the step size of plain gradient ascent on the smoothed metric.
+**Hessians.** The smoothed metric's own Hessian is indefinite and its Monte-Carlo estimate noisier than
+the gradient's, so it is never used. ``hessian='newton'`` (the default without SGLB) takes instead the
+positive curvature :math:`h_d = \sum_b |c_b| D(b)/s_d` accumulated in the same CCS pass (so
+:math:`|g_d| \le s_d h_d` for every draw), normalised to mean 1 over the documents that have one: each leaf
+is a Newton step of at most one noise scale, like LambdaMART's leaf in Gaussian form, without mean removal
+or SFA. ``hessian='unit'`` (the default with SGLB, and CatBoost's ``leaf_estimation_method=Gradient``, which
+StochasticRank and SGLB were proven with) makes each leaf the (L2-shrunk) mean gradient of its documents,
+``-sum(grad) / (count + lambda_l2)``. Either way the Hessian is O(1) per document, so LightGBM's
+``min_sum_hessian_in_leaf`` and XGBoost's ``min_child_weight`` keep their usual meaning.
 
 **Weights.** Boosters do not apply weights to custom gradients; here a query weight multiplies both
 the gradient and the Hessian of its documents, so a leaf is the weighted mean gradient. Weights must
