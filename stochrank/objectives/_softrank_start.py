@@ -54,9 +54,9 @@ def collapse_hint(shortest: int, k: int | None) -> str:
     kk = n if k is None else min(k, n)
     if kk >= n:  # every rank counts: the rank law cannot starve the gradient, the score spread can
         return (
-            f"SoftNDCG@{kk} counts every rank of these queries, so the gradient vanishes only when the starting "
-            "scores are spread far more than sigma. Fix: stochrank.softrank(k, relative_sigma=True) (sigma "
-            "relative to each query's score spread), or method='ccs' (the CCS estimate)."
+            f"SoftNDCG@{kk} counts every rank of these queries, so the gradient vanishes only when the "
+            "starting scores are spread far more than sigma. Fix: stochrank.softrank(k, relative_sigma=True) "
+            "(sigma relative to each query's score spread), or method='ccs' (the CCS estimate)."
         )
     # log P(Binomial(n - 1, 1/2) < k): SoftRank's rank law of a document among n equal scores
     log_p = math.log(sum(math.comb(n - 1, r) for r in range(kk))) - (n - 1) * math.log(2.0)
