@@ -342,7 +342,9 @@ def test_metric_auc_weights_and_feval():
     assert (name, higher) == ("sr-auc", True) and value == 0.0  # all tied: worst case
 
 
-@pytest.mark.parametrize("make", [stochrank.auc, stochrank.map, lambda: stochrank.precision(2), stochrank.mrr])
+@pytest.mark.parametrize(
+    "make", [stochrank.auc, stochrank.map, lambda: stochrank.precision(2), stochrank.mrr]
+)
 def test_an_empty_last_query_is_an_empty_query(make):
     # Per-query counts by reduceat failed on an empty last query (IndexError) and read a neighbour's
     # documents for an empty middle one; the gradients must equal those without the empty queries.
