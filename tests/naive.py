@@ -199,22 +199,11 @@ def naive_step_jumps(metric_at, breakpoints):
 def naive_ccs_curvature(a, z, gain, cont, pos_weight, k, sigma, shift_invariant):
     """One draw's positive curvature for every document d: sum over the break points b of d's 1-D problem
     (``naive_ccs_query``) of |J_b| D(b) / s_d, with J_b the metric's jump at b and D the density of X_d."""
-    a = np.asarray(a, dtype=np.float64)
-    z = np.asarray(z, dtype=np.float64)
-    n = a.size
-    x = a + sigma * z
-    out = np.zeros(n)
-    for d in range(n):
-        m, s = naive_conditional_law(a, z, d, sigma, shift_invariant)
 
-        def metric_at(t, d=d):
-            y = x.copy()
-            y[d] = t
-            return naive_cascade_metric(y, gain, cont, pos_weight, k)
+    def metric(y):
+        return naive_cascade_metric(y, gain, cont, pos_weight, k)
 
-        for b, jump in naive_step_jumps(metric_at, [x[j] for j in range(n) if j != d]):
-            out[d] += abs(jump) * naive_normal_pdf((b - m) / s) / s / s
-    return out
+    return naive_ccs_metric_query(a, z, metric, sigma, curvature=True, shift_invariant=shift_invariant)
 
 
 def naive_ccs_conditional_value(
@@ -256,17 +245,18 @@ def naive_ap_metric(x, relevant, k):
     return total / min(R, K)
 
 
-def naive_ccs_metric_query(a, z, metric, sigma, curvature=False):
-    """One draw's CCS estimate (translation-invariant conditioning) of any metric ``metric(x)``: out[d] is
-    the brute-force derivative of the 1-D integral over d's score with the others at x = a + sigma z; with
-    ``curvature`` the sum over d's break points of |J_b| D(b) / s_d instead."""
+def naive_ccs_metric_query(a, z, metric, sigma, curvature=False, shift_invariant=True):
+    """One draw's CCS estimate of any metric ``metric(x)``: out[d] is the brute-force derivative of the 1-D
+    integral over d's score with the others at x = a + sigma z (conditioning of ``naive_conditional_law``,
+    translation-invariant by default); with ``curvature`` the sum over d's break points of
+    |J_b| D(b) / s_d instead."""
     a = np.asarray(a, dtype=np.float64)
     z = np.asarray(z, dtype=np.float64)
     n = a.size
     x = a + sigma * z
     out = np.zeros(n)
     for d in range(n):
-        m, s = naive_conditional_law(a, z, d, sigma, True)
+        m, s = naive_conditional_law(a, z, d, sigma, shift_invariant)
 
         def metric_at(t, d=d):
             y = x.copy()
