@@ -22,12 +22,13 @@ from typing import BinaryIO, cast
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["read_dense"]
+__all__ = ["open_binary", "read_dense"]
 
 BLOCK_BYTES = 16 * 2**20  # text per parser call: small against MSLR-scale matrices, large against call cost
 
 
-def _open_binary(path: Path) -> BinaryIO:
+def open_binary(path: Path) -> BinaryIO:
+    """Open a plain, ``.gz`` or ``.bz2`` file for reading its (decompressed) bytes."""
     suffix = path.suffix.lower()
     if suffix == ".gz":
         return cast(BinaryIO, gzip.open(path, "rb"))
@@ -39,7 +40,7 @@ def _open_binary(path: Path) -> BinaryIO:
 def _line_count(path: Path) -> int:
     """Count the lines, a last line without a newline included."""
     count, last = 0, b"\n"
-    with _open_binary(path) as handle:
+    with open_binary(path) as handle:
         while chunk := handle.read(BLOCK_BYTES):
             count += chunk.count(b"\n")
             last = chunk[-1:]
@@ -49,7 +50,7 @@ def _line_count(path: Path) -> int:
 def _blocks(path: Path) -> Iterator[bytes]:
     """Consecutive pieces of the file of about BLOCK_BYTES, each ending at a line end."""
     rest = b""
-    with _open_binary(path) as handle:
+    with open_binary(path) as handle:
         while chunk := handle.read(BLOCK_BYTES):
             cut = chunk.rfind(b"\n") + 1
             if cut == 0:

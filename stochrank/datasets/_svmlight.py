@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import bz2
 import contextlib
-import gzip
+import io
 import os
 import re
 import zlib
@@ -16,7 +15,7 @@ import numpy as np
 
 from .._validation import check_choice, check_optional_int
 from ..conventions import offsets_from_sizes
-from ._blocks import read_dense
+from ._blocks import open_binary, read_dense
 from ._cache import cache_path, read_cache, write_cache
 from ._split import RankingSplit
 
@@ -305,10 +304,8 @@ _BOMS = {b"\xef\xbb\xbf": "UTF-8", b"\xff\xfe": "UTF-16 (little-endian)", b"\xfe
 
 def _byte_order_mark(path: Path) -> str | None:
     """Return the encoding a byte-order mark at the start of the (decompressed) file names, or None."""
-    suffix = path.suffix.lower()
-    opener: Any = gzip.open if suffix == ".gz" else bz2.open if suffix == ".bz2" else open
     try:
-        with opener(path, "rb") as handle:
+        with open_binary(path) as handle:
             head = handle.read(3)
     except _DECOMPRESSION_ERRORS:
         return None
@@ -316,12 +313,7 @@ def _byte_order_mark(path: Path) -> str | None:
 
 
 def _open_text(path: Path) -> Any:
-    suffix = path.suffix.lower()
-    if suffix == ".gz":
-        return gzip.open(path, "rt", errors="replace")
-    if suffix == ".bz2":
-        return bz2.open(path, "rt", errors="replace")
-    return open(path, errors="replace")
+    return io.TextIOWrapper(open_binary(path), errors="replace")
 
 
 def _data_lines(path: Path) -> Iterator[tuple[int, list[str]]]:
