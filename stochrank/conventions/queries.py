@@ -64,6 +64,16 @@ def offsets_from_sizes(group: Any, n_rows: int, name: str = "group") -> np.ndarr
     return offsets
 
 
+def per_query_sums(values: Any, offsets: np.ndarray) -> np.ndarray:
+    """Sum of ``values`` over each query's rows (0 for an empty query).
+
+    By prefix sums rather than ``np.add.reduceat``, which gives an empty query its next row's value and
+    raises on an empty last query (boosters accept empty groups).
+    """
+    prefix = np.concatenate(([0], np.cumsum(values)))
+    return np.diff(prefix[offsets])
+
+
 def offsets_from_qid(qid: Any, name: str = "qid") -> np.ndarray:
     """Query boundaries from per-row query ids whose rows are contiguous (not necessarily sorted)."""
     q = np.asarray(qid)

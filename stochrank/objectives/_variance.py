@@ -9,6 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._validation import as_float_array, check_variances
+from ..conventions import per_query_sums
 
 __all__ = [
     "OWNER",
@@ -131,7 +132,7 @@ def check_zero_variance(
     zero = variance == 0.0
     if not zero.any():
         return
-    per_query = np.add.reduceat(zero.astype(np.int64), offsets[:-1]) if zero.size else zero
+    per_query = per_query_sums(zero, offsets)
     bad = np.flatnonzero((per_query >= 2) & active)
     if bad.size:
         q = int(bad[0])

@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._validation import check_int, check_real
-from ..conventions import binary_relevance
+from ..conventions import binary_relevance, per_query_sums
 from ..kernels import KIND_AUC, KIND_MAP, NO_CASCADE, CascadeArrays
 from ._docs import documented
 from .cascade import CascadeMetric
@@ -62,8 +62,7 @@ class _BinaryMetric(CascadeMetric):
     @staticmethod
     def _counts(relevant: FloatArray, offsets: IntArray) -> tuple[FloatArray, FloatArray]:
         """Per-query numbers of relevant and irrelevant documents."""
-        # Prefix sums, not reduceat: reduceat reads past an empty query (and fails on an empty last one).
-        n_rel = np.diff(np.concatenate(([0.0], np.cumsum(relevant)))[offsets])
+        n_rel = per_query_sums(relevant, offsets)
         return n_rel, np.diff(offsets) - n_rel
 
     def _bipartite(self, labels: FloatArray, offsets: IntArray, scale_of: FloatArray) -> CascadeArrays:

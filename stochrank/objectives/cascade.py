@@ -34,6 +34,7 @@ from ..conventions import (
     check_graded_labels,
     gains,
     ndcg_scaling,
+    per_query_sums,
     position_weights,
     stop_probabilities,
     varying_queries,
@@ -86,8 +87,7 @@ class CascadeMetric(ABC):
             active = varying_queries(gain, cont, offsets, 2)
         else:
             # Threshold metrics: a query counts when it has something to show.
-            # Prefix sums, not reduceat: reduceat reads past an empty query (and fails on an empty last one).
-            active = np.diff(np.concatenate(([0], np.cumsum(gain > 0)))[offsets]) > 0
+            active = per_query_sums(gain > 0, offsets) > 0
         return CascadeArrays(
             gain,
             NO_CASCADE if (cont == 1.0).all() else cont,  # 8 bytes per document saved for the DCG family
