@@ -34,7 +34,9 @@ _OMP_PAUSE_SOFT = 1  # omp_pause_resource_t: omp_pause_soft
 _MAPS = "/proc/self/maps"
 
 _lock = threading.Lock()
-_pauses: dict[str, Callable[[int], int]] = {}  # libgomp path -> its omp_pause_resource_all
+# omp_pause_resource_all of every libgomp copy loaded, split into the system copy (True) and vendored ones
+_pauses: dict[bool, list[Callable[[int], int]]] = {True: [], False: []}
+_seen: set[str] = set()
 _scanned_modules = -1  # len(sys.modules) at the last scan: rescan only when new libraries may have loaded
 
 
@@ -54,20 +56,21 @@ def _vendored_libgomp_paths() -> set[str]:
     return {path for path in _libgomp_paths() if not _is_system(path)}
 
 
-def _pause_functions() -> dict[str, Callable[[int], int]]:
+def _pause_functions(system: bool) -> list[Callable[[int], int]]:
     global _scanned_modules
     if len(sys.modules) != _scanned_modules and os.path.exists(_MAPS):
         with _lock:
             _scanned_modules = len(sys.modules)
-            for path in _libgomp_paths() - _pauses.keys():
+            for path in _libgomp_paths() - _seen:
+                _seen.add(path)
                 try:
                     function = ctypes.CDLL(path).omp_pause_resource_all
                 except (OSError, AttributeError):  # an OpenMP older than 5.0: nothing to call
                     continue
                 function.argtypes = [ctypes.c_int]
                 function.restype = ctypes.c_int
-                _pauses[path] = function
-    return dict(_pauses)
+                _pauses[_is_system(path)].append(function)
+    return _pauses[system]
 
 
 def quiet_foreign_openmp() -> None:
@@ -77,13 +80,11 @@ def quiet_foreign_openmp() -> None:
     when the calling thread is inside a parallel region, frees only the calling thread's pool (other
     threads' pools and running regions are untouched), and re-creates the team when next needed.
     """
-    for path, pause in _pause_functions().items():
-        if not _is_system(path):
-            pause(_OMP_PAUSE_SOFT)
+    for pause in _pause_functions(system=False):
+        pause(_OMP_PAUSE_SOFT)
 
 
 def quiet_system_openmp() -> None:
     """Release the calling thread's pool in the system ``libgomp.so.1``: Numba's ``omp`` workers."""
-    for path, pause in _pause_functions().items():
-        if _is_system(path):
-            pause(_OMP_PAUSE_SOFT)
+    for pause in _pause_functions(system=True):
+        pause(_OMP_PAUSE_SOFT)
