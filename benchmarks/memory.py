@@ -30,7 +30,7 @@ import tracemalloc
 from pathlib import Path
 
 import numpy as np
-from _common import ranking_data, write_results_section
+from _common import MSLR_MEAN_DOCS, lgb_ranking_dataset, ranking_data, warm_up, write_results_section
 
 from stochrank.bench.results import fmt, markdown_table, section_header
 
@@ -51,7 +51,7 @@ def _peak_rss() -> int:
 
 def write_file(path: Path, rows: int, seed: int) -> dict[str, int]:
     """Write ``rows`` MSLR-layout lines (6 significant digits, as MSLR's files) in blocks of queries."""
-    sizes, _, labels = ranking_data(max(1, rows // 120), seed)
+    sizes, _, labels = ranking_data(max(1, rows // MSLR_MEAN_DOCS), seed)
     rng = np.random.default_rng(seed + 1)
     qid = np.repeat(np.arange(sizes.size), sizes)
     fmt_line = "%d qid:%d " + " ".join(f"{j + 1}:%.6g" for j in range(FEATURES))
@@ -81,16 +81,12 @@ def measure_load(path: str) -> dict[str, float]:
 
 def measure_objective(rows: int, seed: int) -> dict[str, float]:
     """The objective's retained state and transient peak of one call on a LightGBM Dataset."""
-    import lightgbm as lgb
-
     import stochrank
 
-    sizes, _, labels = ranking_data(max(1, rows // 120), seed)
-    dataset = lgb.Dataset(np.zeros((labels.size, 1), np.float32), labels, group=sizes, params={"verbose": -1})
-    dataset.construct()
+    sizes, _, labels = ranking_data(max(1, rows // MSLR_MEAN_DOCS), seed)
+    dataset = lgb_ranking_dataset(labels, sizes)
     objective = stochrank.ndcg(k=10)
-    small = int(sizes[:2].sum())  # load the kernels (and the package's lazy state) outside the trace
-    objective(np.zeros(small), lgb.Dataset(np.zeros((small, 1)), labels[:small], group=sizes[:2]).construct())
+    warm_up(objective, labels, sizes)  # the kernels and the package's lazy state stay out of the trace
     preds = np.zeros(labels.size)
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
@@ -108,12 +104,11 @@ def measure_iteration(rows: int, seed: int, objective_name: str) -> dict[str, fl
 
     import stochrank
 
-    sizes, _, labels = ranking_data(max(1, rows // 120), seed)
+    sizes, _, labels = ranking_data(max(1, rows // MSLR_MEAN_DOCS), seed)
     X = np.random.default_rng(seed + 2).normal(size=(labels.size, FEATURES)).astype(np.float32)
     objective = stochrank.ndcg(k=10) if objective_name == "stochrank" else "lambdarank"
     if objective_name == "stochrank":  # compile/load the kernels before the baseline
-        small = int(sizes[:2].sum())
-        objective(np.zeros(small), lgb.Dataset(X[:small], labels[:small], group=sizes[:2]).construct())
+        warm_up(objective, labels, sizes)
     dataset = lgb.Dataset(X, labels, group=sizes, params={"verbose": -1}, free_raw_data=True).construct()
     del X
     base = _rss()

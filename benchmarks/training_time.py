@@ -33,7 +33,7 @@ import time
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from _common import MSLR_MEAN_DOCS, lgb_ranking_dataset, median, ranking_data, write_results_section
+from _common import MSLR_MEAN_DOCS, median, ranking_data, warm_up, write_results_section
 
 from stochrank.bench.results import fmt, markdown_table, section_header
 from stochrank.datasets.synthetic import grade_features
@@ -90,12 +90,6 @@ class TimedObjective:
 
 
 # ----------------------------------------------------------------------------------- worker
-def _warm_up(objective, labels, sizes) -> None:
-    """Load (or compile) every kernel of a booster call on three queries, untimed."""
-    n = int(sizes[:3].sum())
-    objective(np.zeros(n), lgb_ranking_dataset(labels[:n], sizes[:3]))
-
-
 def _data(cfg: Config):
     """``(X, labels, sizes)``: about ``cfg.rows`` MSLR-shaped rows with ``cfg.features`` features."""
     n_queries = max(2, cfg.rows // MSLR_MEAN_DOCS)
@@ -178,7 +172,7 @@ def run_worker(cfg: Config) -> dict:
     numba.set_num_threads(cfg.threads)
     X, labels, sizes = _data(cfg)
     timed = TimedObjective(stochrank.ndcg(k=10))
-    _warm_up(timed.objective, labels, sizes)
+    warm_up(timed.objective, labels, sizes)
     train = _train_lightgbm if cfg.library == "lightgbm" else _train_xgboost
     times = train(cfg, X, labels, sizes, timed)
     return {
