@@ -1,0 +1,217 @@
+"""Which settings of stochrank.ndcg(k=5) move ranking quality on MQ2008: one lever at a time (issue 9 item 5).
+
+Fixed settings, the protocol of ``tests/test_training_mq2008.py`` in the report's convention: learning
+rate 0.05, LightGBM ``num_leaves=31`` / XGBoost ``max_depth=6`` (other parameters the boosters'
+defaults), at most 600 trees, early stopping after 60 rounds on validation NDCG@5 with worst-case ties
+and queries without a relevant document skipped (:func:`stochrank.metrics.feval`, as
+``python -m stochrank.bench``), best iteration kept; 5 official folds × 3 seeds (objective seed =
+booster seed), one thread per fit. Each row changes one setting of the default objective (or, for the
+tree-randomisation rows, one booster setting for both methods) and is judged on test NDCG@5, per query,
+seeds averaged, folds pooled (564 queries): paired t and sign-flip randomization p-values against the
+booster's LambdaMART and against stochrank's defaults, and the minimum detectable difference (MDD, 80 %
+power, two-sided 5 %) of the comparison with LambdaMART. Vali is what a user could select on; test is
+reported, never used for a choice.
+
+One row is not public API: ``Newton leaves + SGLB`` adds SGLB's Langevin noise and shrinkage to Newton
+leaves with the noise of document d scaled by sqrt(h_d) (so a leaf's noise variance is 1/Σh, Langevin
+dynamics with the Newton preconditioner). ``stochrank.ndcg`` refuses ``hessian='newton'`` with ``sglb``;
+the row measures whether that refusal costs anything.
+
+    nice -n 15 python benchmarks/quality_levers.py                    # RESULTS.md section (~40 min, 2 cores)
+    nice -n 15 python benchmarks/quality_levers.py --boosters lightgbm --seeds 1 --quick   # smoke, no write
+
+Fits are cached in ``bench_runs/levers`` (keyed by row, booster, fold, seed and settings), so a re-run
+only trains what is missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from _common import REPO, write_results_section
+
+import stochrank
+from stochrank.bench.methods import Recipe
+from stochrank.bench.protocol import load_fold
+from stochrank.bench.results import markdown_table, section_header
+from stochrank.bench.stats import minimum_detectable_difference, paired_randomization, paired_t
+from stochrank.bench.trainers import TRAINERS, FitSettings, empty_queries
+from stochrank.metrics import ndcg
+from stochrank.objectives.stochastic_rank import StochasticRankObjective
+
+K = 5
+LEARNING_RATE = 0.05
+TREE = {"lightgbm": {"num_leaves": 31}, "xgboost": {"max_depth": 6}}
+
+
+def subsampled(fraction: float) -> dict[str, dict[str, Any]]:
+    """Row and feature subsampling at ``fraction`` in each booster's own parameters."""
+    return {
+        "lightgbm": {"bagging_fraction": fraction, "bagging_freq": 1, "feature_fraction": fraction},
+        "xgboost": {"subsample": fraction, "colsample_bytree": fraction},
+    }
+
+
+BUILTIN_LAMBDAMART = {"lightgbm": "lambdarank", "xgboost": "rank:ndcg"}
+CACHE = REPO / "bench_runs" / "levers"
+
+
+def lambdamart(seed: int) -> None:
+    """Stands for the booster's own LambdaMART objective in :data:`ROWS` (deterministic: no seed)."""
+
+
+class NewtonSGLB(StochasticRankObjective):
+    """Newton leaves with SGLB (noise of document d times sqrt(h_d)); the experiment row, not the API."""
+
+    def __init__(self, target: Any, smoothing: Any, sglb: Any = None) -> None:
+        super().__init__(target, smoothing, None)
+        self._sglb = sglb
+
+
+def newton_sglb(temperature: float) -> Callable[[int], NewtonSGLB]:
+    def build(seed: int) -> NewtonSGLB:
+        base = stochrank.ndcg(k=K, seed=seed)
+        sglb = stochrank.SGLB(temperature=temperature, learning_rate=LEARNING_RATE)
+        return NewtonSGLB(base.target, base.smoothing, sglb)
+
+    return build
+
+
+@dataclass(frozen=True)
+class Row:
+    """One lever: a name, the objective factory (seed -> objective; :func:`lambdamart`), booster params."""
+
+    name: str
+    objective: Callable[[int], Any]
+    params: dict[str, dict[str, Any]] = field(default_factory=dict)  # per booster
+
+
+def sr(**settings: Any) -> Callable[[int], Any]:
+    """``seed -> stochrank.ndcg(k=5, seed=seed, **settings)`` (settings may override k)."""
+    return lambda seed: stochrank.ndcg(**{"k": K, **settings}, seed=seed)
+
+
+ROWS = [
+    Row("LambdaMART (the booster's own)", lambdamart),
+    Row("stochrank.ndcg(k=5) defaults (Newton leaves, μ = 0, 1 draw)", sr()),
+    Row("hessian='unit' (mean gradients, mean removal, SFA 1)", sr(hessian="unit")),
+    Row("sigma = 0.3 (Newton: same trajectory up to scale)", sr(sigma=0.3)),
+    Row("mu = 0.5 (relevance-shifted smoothing)", sr(mu=0.5)),
+    Row("n_samples = 4 (less Monte-Carlo noise)", sr(n_samples=4)),
+    Row("training cut-off k = 10 (judged @5)", sr(k=10)),
+    Row("SGLB T = 1e4 (unit Hessian)", sr(sglb=stochrank.SGLB(temperature=1e4, learning_rate=LEARNING_RATE))),
+    Row("SGLB T = 1e5 (unit Hessian)", sr(sglb=stochrank.SGLB(temperature=1e5, learning_rate=LEARNING_RATE))),
+    Row("Newton leaves + SGLB T = 1e5 (not API)", newton_sglb(1e5)),
+    Row("Newton leaves + SGLB T = 3e4 (not API)", newton_sglb(3e4)),
+    Row("LambdaMART + row/feature subsampling 0.8", lambdamart, subsampled(0.8)),
+    Row("defaults + row/feature subsampling 0.8", sr(), subsampled(0.8)),
+    Row("LambdaMART + row/feature subsampling 0.6", lambdamart, subsampled(0.6)),
+    Row("defaults + row/feature subsampling 0.6", sr(), subsampled(0.6)),
+    Row("Newton leaves + SGLB T = 1e5 + subsampling 0.8 (not API)", newton_sglb(1e5), subsampled(0.8)),
+]
+
+
+def fit(row: Row, booster: str, fold: int, seed: int, rounds: int, patience: int) -> dict[str, Any]:
+    """Train one (row, booster, fold, seed) or read it from the cache; return vali, trees, per-query test."""
+    params = {**TREE[booster], **row.params.get(booster, {}), "learning_rate": LEARNING_RATE}
+    key = json.dumps([row.name, booster, fold, seed, params, rounds, patience, stochrank.__version__])
+    path = CACHE / f"{hashlib.sha1(key.encode()).hexdigest()}.json"
+    if path.exists():
+        cached: dict[str, Any] = json.loads(path.read_text())
+        return cached
+    data = load_fold("mq2008", fold, None, None, None)
+    if row.objective is lambdamart:
+        recipe = Recipe({"objective": BUILTIN_LAMBDAMART[booster]})
+    else:
+        recipe = Recipe({}, objective=row.objective(seed))
+    settings = FitSettings(rounds, patience, K, threads=1, ties="worst", empty="skip")
+    start = time.perf_counter()
+    result = TRAINERS[booster](recipe, params, data, seed, settings)
+    test = ndcg(data.test.y, result.test_scores, data.test.group, k=K, empty="one", per_query=True)
+    out = {
+        "vali": float(result.curve[result.best_iteration - 1]),
+        "trees": int(result.best_iteration),
+        "test": np.asarray(test)[~empty_queries(data.test)].tolist(),
+        "seconds": time.perf_counter() - start,
+    }
+    CACHE.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(out))
+    return out
+
+
+def difference(q: np.ndarray, ref: np.ndarray) -> str:
+    """Mean per-query difference q - ref with its paired t and randomization p-values ("—" for itself)."""
+    if q is ref:
+        return "—"
+    return f"{np.mean(q - ref):+.4f} ({paired_t(q, ref):.2f} / {paired_randomization(q, ref):.2f})"
+
+
+def booster_table(booster: str, folds: list[int], seeds: list[int], rounds: int, patience: int) -> str:
+    """Run every row on one booster and return its Markdown table."""
+    per_query: dict[str, np.ndarray] = {}
+    rows = []
+    for row in ROWS:
+        runs = {(f, s): fit(row, booster, f, s, rounds, patience) for f in folds for s in seeds}
+        per_query[row.name] = np.concatenate(
+            [np.mean([runs[f, s]["test"] for s in seeds], axis=0) for f in folds]
+        )
+        vali = np.mean([r["vali"] for r in runs.values()])
+        trees = np.mean([r["trees"] for r in runs.values()])
+        seconds = np.mean([r["seconds"] for r in runs.values()])
+        rows.append(
+            [row.name, f"{vali:.4f}", f"{per_query[row.name].mean():.4f}", f"{trees:.0f}", f"{seconds:.1f}"]
+        )
+        print(f"{booster:9s} {row.name:60s} vali {vali:.4f} test {rows[-1][2]}", flush=True)
+    base, default = per_query[ROWS[0].name], per_query[ROWS[1].name]
+    for line, row in zip(rows, ROWS, strict=True):
+        q = per_query[row.name]
+        line += [difference(q, base), difference(q, default)]
+        line.append("—" if q is base else f"{minimum_detectable_difference(q, base):.4f}")
+    headers = ["row", "vali NDCG@5", "test NDCG@5", "trees", "fit s", "Δ vs LambdaMART (p t / rand.)",
+               "Δ vs defaults (p t / rand.)", "MDD vs LambdaMART"]  # fmt: skip
+    title = f"**{booster} (LambdaMART = `{BUILTIN_LAMBDAMART[booster]}`)**"
+    return f"{title}\n\n" + markdown_table(headers, rows, "lrrrrrrr")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--boosters", nargs="+", default=["lightgbm", "xgboost"], choices=sorted(TREE))
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--folds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
+    parser.add_argument("--quick", action="store_true", help="50 trees, patience 10, fold 1; nothing written")
+    args = parser.parse_args()
+    rounds, patience, folds = (50, 10, [1]) if args.quick else (600, 60, args.folds)
+    seeds = list(range(args.seeds))
+    start = time.perf_counter()
+    tables = [booster_table(b, folds, seeds, rounds, patience) for b in args.boosters]
+    n_queries = sum(int(np.sum(~empty_queries(load_fold("mq2008", f, None, None, None).test))) for f in folds)
+    minutes = (time.perf_counter() - start) / 60
+    body = "\n\n".join(
+        [
+            section_header("Quality levers: one setting at a time on MQ2008 (issue 9, fixed settings)"),
+            f"Learning rate {LEARNING_RATE}, LightGBM 31 leaves / XGBoost depth 6, ≤ {rounds} trees, early "
+            f"stopping {patience} rounds on vali NDCG@5 (worst ties, empty queries skipped), folds "
+            f"{', '.join(map(str, folds))} × seeds {', '.join(map(str, seeds))}, 1 thread per fit. Test "
+            f"NDCG@5 per query ({n_queries} queries with a relevant document), seeds averaged; p-values "
+            "two-sided, paired t / sign-flip randomization (100,000 patterns), not corrected for the number "
+            "of rows; MDD: 80 % power, two-sided 5 %.",
+            *tables,
+            "trees: mean kept by early stopping; fit s: mean seconds per fit (from the run that trained it). "
+            f"Wall time of this call {minutes:.0f} min (fits cached in `bench_runs/levers` are not "
+            "retrained).",
+        ]
+    )
+    print("\n" + body)
+    if not args.quick:
+        write_results_section("quality_levers", body)
+
+
+if __name__ == "__main__":
+    main()
