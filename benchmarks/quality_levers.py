@@ -42,7 +42,8 @@ from stochrank.bench.methods import Recipe
 from stochrank.bench.protocol import load_fold
 from stochrank.bench.results import markdown_table, section_header
 from stochrank.bench.stats import minimum_detectable_difference, paired_randomization, paired_t
-from stochrank.bench.trainers import TRAINERS, FitSettings, empty_queries
+from stochrank.bench.trainers import TRAINERS, FitSettings, FoldData, empty_queries
+from stochrank.datasets.synthetic import nonlinear_mslr
 from stochrank.metrics import ndcg
 from stochrank.objectives.stochastic_rank import StochasticRankObjective
 
@@ -75,6 +76,27 @@ class NewtonSGLB(StochasticRankObjective):
         self._sglb = sglb
 
 
+class ScaledStep(StochasticRankObjective):
+    """Newton leaves times ``factor`` (the gradient scaled, the Hessian not); the experiment row."""
+
+    factor = 2.0
+
+    def _ascent(self, scores: Any, info: Any, encoding: Any, call: int) -> Any:
+        ascent = super()._ascent(scores, info, encoding, call)
+        return ascent._replace(gradient=ascent.gradient * self.factor)
+
+
+def scaled_step(factor: float) -> Callable[[int], ScaledStep]:
+    # A class per factor: LightGBM deep-copies the objective, which rebuilds it from its configuration.
+    scaled = type(f"ScaledStep{factor:g}", (ScaledStep,), {"factor": factor})
+
+    def build(seed: int) -> ScaledStep:
+        base = stochrank.ndcg(k=K, seed=seed)
+        return scaled(base.target, base.smoothing, None)  # type: ignore[no-any-return]
+
+    return build
+
+
 def newton_sglb(temperature: float) -> Callable[[int], NewtonSGLB]:
     def build(seed: int) -> NewtonSGLB:
         base = stochrank.ndcg(k=K, seed=seed)
@@ -91,6 +113,7 @@ class Row:
     name: str
     objective: Callable[[int], Any]
     params: dict[str, dict[str, Any]] = field(default_factory=dict)  # per booster
+    lr_factor: float = 1.0  # times the table's learning rate
 
 
 def sr(**settings: Any) -> Callable[[int], Any]:
@@ -110,6 +133,9 @@ ROWS = [
     Row("SGLB T = 1e5 (unit Hessian)", sr(sglb=stochrank.SGLB(temperature=1e5, learning_rate=LEARNING_RATE))),
     Row("Newton leaves + SGLB T = 1e5 (not API)", newton_sglb(1e5)),
     Row("Newton leaves + SGLB T = 3e4 (not API)", newton_sglb(3e4)),
+    Row("Newton leaves x 1.5 (not API)", scaled_step(1.5)),
+    Row("Newton leaves x 2 (not API)", scaled_step(2.0)),
+    Row("Newton leaves x 3 (not API)", scaled_step(3.0)),
     Row("LambdaMART + row/feature subsampling 0.8", lambdamart, subsampled(0.8)),
     Row("defaults + row/feature subsampling 0.8", sr(), subsampled(0.8)),
     Row("LambdaMART + row/feature subsampling 0.6", lambdamart, subsampled(0.6)),
@@ -117,28 +143,52 @@ ROWS = [
     Row("Newton leaves + SGLB T = 1e5 + subsampling 0.8 (not API)", newton_sglb(1e5), subsampled(0.8)),
 ]
 
+# Where the tree budget binds: the same learning rate for LambdaMART and stochrank, ≤ 600 trees.
+BUDGET_ROWS = [
+    ROWS[0],
+    ROWS[1],
+    Row("Newton leaves x 2 (not API)", scaled_step(2.0)),
+    Row("defaults at twice the learning rate", sr(), lr_factor=2.0),
+]
+SYNTHETIC_SIZES = (2000, 1000, 2000)  # train / vali / test queries per data fold
 
-def fit(row: Row, booster: str, fold: int, seed: int, rounds: int, patience: int) -> dict[str, Any]:
-    """Train one (row, booster, fold, seed) or read it from the cache; return vali, trees, per-query test."""
-    params = {**TREE[booster], **row.params.get(booster, {}), "learning_rate": LEARNING_RATE}
-    key = json.dumps([row.name, booster, fold, seed, params, rounds, patience, stochrank.__version__])
+
+def load(dataset: str, fold: int) -> FoldData:
+    """MQ2008's official fold, or an independent draw of the nonlinear synthetic data per fold."""
+    if dataset == "mq2008":
+        return load_fold("mq2008", fold, None, None, None)
+    train, vali, test = (nonlinear_mslr(n, seed=100 * fold + i) for i, n in enumerate(SYNTHETIC_SIZES))
+    return FoldData(train, vali, test, max_grade=4.0)
+
+
+def fit(
+    row: Row, booster: str, data: tuple[str, int], seed: int, lr: float, rounds: int, patience: int
+) -> dict[str, Any]:
+    """Train one (row, booster, (dataset, fold), seed) or read it from the cache.
+
+    Returns vali NDCG@5, trees kept, per-query test NDCG@5 and seconds.
+    """
+    params = {**TREE[booster], **row.params.get(booster, {}), "learning_rate": lr * row.lr_factor}
+    dataset, fold = data
+    where: list[Any] = [fold] if dataset == "mq2008" else [dataset, fold]  # MQ2008 keys as first written
+    key = json.dumps([row.name, booster, *where, seed, params, rounds, patience, stochrank.__version__])
     path = CACHE / f"{hashlib.sha1(key.encode()).hexdigest()}.json"
     if path.exists():
         cached: dict[str, Any] = json.loads(path.read_text())
         return cached
-    data = load_fold("mq2008", fold, None, None, None)
+    fold_data = load(dataset, fold)
     if row.objective is lambdamart:
         recipe = Recipe({"objective": BUILTIN_LAMBDAMART[booster]})
     else:
         recipe = Recipe({}, objective=row.objective(seed))
     settings = FitSettings(rounds, patience, K, threads=1, ties="worst", empty="skip")
     start = time.perf_counter()
-    result = TRAINERS[booster](recipe, params, data, seed, settings)
-    test = ndcg(data.test.y, result.test_scores, data.test.group, k=K, empty="one", per_query=True)
+    result = TRAINERS[booster](recipe, params, fold_data, seed, settings)
+    test = ndcg(fold_data.test.y, result.test_scores, fold_data.test.group, k=K, empty="one", per_query=True)
     out = {
         "vali": float(result.curve[result.best_iteration - 1]),
         "trees": int(result.best_iteration),
-        "test": np.asarray(test)[~empty_queries(data.test)].tolist(),
+        "test": np.asarray(test)[~empty_queries(fold_data.test)].tolist(),
         "seconds": time.perf_counter() - start,
     }
     CACHE.mkdir(parents=True, exist_ok=True)
@@ -153,12 +203,17 @@ def difference(q: np.ndarray, ref: np.ndarray) -> str:
     return f"{np.mean(q - ref):+.4f} ({paired_t(q, ref):.2f} / {paired_randomization(q, ref):.2f})"
 
 
-def booster_table(booster: str, folds: list[int], seeds: list[int], rounds: int, patience: int) -> str:
-    """Run every row on one booster and return its Markdown table."""
+def booster_table(
+    booster: str, dataset: str, folds: list[int], seeds: list[int], lr: float, rounds: int, patience: int
+) -> str:
+    """Run every row on one booster and dataset and return its Markdown table."""
     per_query: dict[str, np.ndarray] = {}
     rows = []
-    for row in ROWS:
-        runs = {(f, s): fit(row, booster, f, s, rounds, patience) for f in folds for s in seeds}
+    table_rows = ROWS if dataset == "mq2008" else BUDGET_ROWS
+    for row in table_rows:
+        runs = {
+            (f, s): fit(row, booster, (dataset, f), s, lr, rounds, patience) for f in folds for s in seeds
+        }
         per_query[row.name] = np.concatenate(
             [np.mean([runs[f, s]["test"] for s in seeds], axis=0) for f in folds]
         )
@@ -170,13 +225,13 @@ def booster_table(booster: str, folds: list[int], seeds: list[int], rounds: int,
         )
         print(f"{booster:9s} {row.name:60s} vali {vali:.4f} test {rows[-1][2]}", flush=True)
     base, default = per_query[ROWS[0].name], per_query[ROWS[1].name]
-    for line, row in zip(rows, ROWS, strict=True):
+    for line, row in zip(rows, table_rows, strict=True):
         q = per_query[row.name]
         line += [difference(q, base), difference(q, default)]
         line.append("—" if q is base else f"{minimum_detectable_difference(q, base):.4f}")
     headers = ["row", "vali NDCG@5", "test NDCG@5", "trees", "fit s", "Δ vs LambdaMART (p t / rand.)",
                "Δ vs defaults (p t / rand.)", "MDD vs LambdaMART"]  # fmt: skip
-    title = f"**{booster} (LambdaMART = `{BUILTIN_LAMBDAMART[booster]}`)**"
+    title = f"**{dataset}, {booster} (LambdaMART = `{BUILTIN_LAMBDAMART[booster]}`), learning rate {lr}**"
     return f"{title}\n\n" + markdown_table(headers, rows, "lrrrrrrr")
 
 
@@ -190,12 +245,20 @@ def main() -> None:
     rounds, patience, folds = (50, 10, [1]) if args.quick else (600, 60, args.folds)
     seeds = list(range(args.seeds))
     start = time.perf_counter()
-    tables = [booster_table(b, folds, seeds, rounds, patience) for b in args.boosters]
+    tables = [
+        booster_table(b, "mq2008", folds, seeds, LEARNING_RATE, rounds, patience) for b in args.boosters
+    ]
     n_queries = sum(int(np.sum(~empty_queries(load_fold("mq2008", f, None, None, None).test))) for f in folds)
+    budget_folds, budget_seeds = ([1], [0]) if args.quick else ([1, 2], [0, 1])
+    budget = [
+        booster_table("lightgbm", "synthetic", budget_folds, budget_seeds, lr, rounds, patience)
+        for lr in (0.02, LEARNING_RATE)
+    ]
     minutes = (time.perf_counter() - start) / 60
     body = "\n\n".join(
         [
-            section_header("Quality levers: one setting at a time on MQ2008 (issue 9, fixed settings)"),
+            section_header("Quality levers: one setting at a time (issue 9, fixed settings)"),
+            "**MQ2008.** "
             f"Learning rate {LEARNING_RATE}, LightGBM 31 leaves / XGBoost depth 6, ≤ {rounds} trees, early "
             f"stopping {patience} rounds on vali NDCG@5 (worst ties, empty queries skipped), folds "
             f"{', '.join(map(str, folds))} × seeds {', '.join(map(str, seeds))}, 1 thread per fit. Test "
@@ -203,6 +266,14 @@ def main() -> None:
             "two-sided, paired t / sign-flip randomization (100,000 patterns), not corrected for the number "
             "of rows; MDD: 80 % power, two-sided 5 %.",
             *tables,
+            "**Where the tree budget binds** (SYNTHETIC: `stochrank.datasets.synthetic.nonlinear_mslr`, "
+            f"{' / '.join(map(str, SYNTHETIC_SIZES))} train / vali / test queries per data fold, "
+            f"independent draws for folds {', '.join(map(str, budget_folds))}, seeds "
+            f"{', '.join(map(str, budget_seeds))}; LightGBM as above, ≤ {rounds} trees, the same learning "
+            "rate for every row unless the row says otherwise). Newton leaves x 2 scale the gradients handed "
+            "to the booster by 2, which for LightGBM (no L2, no minimum split gain) is the same model as "
+            "twice the learning rate up to rounding: the last two rows should agree.",
+            *budget,
             "trees: mean kept by early stopping; fit s: mean seconds per fit (from the run that trained it). "
             f"Wall time of this call {minutes:.0f} min (fits cached in `bench_runs/levers` are not "
             "retrained).",
