@@ -1,4 +1,4 @@
-"""Which settings of stochrank.ndcg(k=5) move ranking quality on MQ2008: one lever at a time (issue 9 item 5).
+"""Which settings of stochrank.ndcg(k=5) move ranking quality: one lever at a time (issue 9 item 5).
 
 Fixed settings, the protocol of ``tests/test_training_mq2008.py`` in the report's convention: learning
 rate 0.05, LightGBM ``num_leaves=31`` / XGBoost ``max_depth=6`` (other parameters the boosters'
@@ -12,12 +12,17 @@ booster's LambdaMART and against stochrank's defaults, and the minimum detectabl
 power, two-sided 5 %) of the comparison with LambdaMART. Vali is what a user could select on; test is
 reported, never used for a choice.
 
-One row is not public API: ``Newton leaves + SGLB`` adds SGLB's Langevin noise and shrinkage to Newton
-leaves with the noise of document d scaled by sqrt(h_d) (so a leaf's noise variance is 1/Σh, Langevin
-dynamics with the Newton preconditioner). ``stochrank.ndcg`` refuses ``hessian='newton'`` with ``sglb``;
-the row measures whether that refusal costs anything.
+Rows marked "not API" are experiments: ``Newton leaves + SGLB`` adds SGLB's Langevin noise and shrinkage
+to Newton leaves with the noise of document d scaled by sqrt(h_d) (so a leaf's noise variance is 1/Σh,
+Langevin dynamics with the Newton preconditioner; ``stochrank.ndcg`` refuses ``hessian='newton'`` with
+``sglb``, and the row measures whether that refusal costs anything); ``Newton leaves x m`` hands the
+booster m times the gradient, so each leaf is m Newton steps (at most m noise scales).
 
-    nice -n 15 python benchmarks/quality_levers.py                    # RESULTS.md section (~40 min, 2 cores)
+A second set of tables puts LightGBM's LambdaMART and stochrank on generated nonlinear data
+(:func:`stochrank.datasets.synthetic.nonlinear_mslr`) at budgets where the number of trees binds, with the
+same learning rate for both, and with leaves of twice the Newton step.
+
+    nice -n 15 python benchmarks/quality_levers.py                    # RESULTS.md section (~30 min, 2 cores)
     nice -n 15 python benchmarks/quality_levers.py --boosters lightgbm --seeds 1 --quick   # smoke, no write
 
 Fits are cached in ``bench_runs/levers`` (keyed by row, booster, fold, seed and settings), so a re-run
@@ -77,7 +82,7 @@ class NewtonSGLB(StochasticRankObjective):
 
 
 class ScaledStep(StochasticRankObjective):
-    """Newton leaves times ``factor`` (the gradient scaled, the Hessian not); the experiment row."""
+    """Newton leaves times ``factor`` (the gradient scaled, the Hessian not); the experiment rows."""
 
     factor = 2.0
 
@@ -231,7 +236,8 @@ def booster_table(
         line.append("—" if q is base else f"{minimum_detectable_difference(q, base):.4f}")
     headers = ["row", "vali NDCG@5", "test NDCG@5", "trees", "fit s", "Δ vs LambdaMART (p t / rand.)",
                "Δ vs defaults (p t / rand.)", "MDD vs LambdaMART"]  # fmt: skip
-    title = f"**{dataset}, {booster} (LambdaMART = `{BUILTIN_LAMBDAMART[booster]}`), learning rate {lr}**"
+    title = f"**{dataset}, {booster} (LambdaMART = `{BUILTIN_LAMBDAMART[booster]}`), learning rate {lr}"
+    title += f", ≤ {rounds} trees**"
     return f"{title}\n\n" + markdown_table(headers, rows, "lrrrrrrr")
 
 
@@ -250,9 +256,10 @@ def main() -> None:
     ]
     n_queries = sum(int(np.sum(~empty_queries(load_fold("mq2008", f, None, None, None).test))) for f in folds)
     budget_folds, budget_seeds = ([1], [0]) if args.quick else ([1, 2], [0, 1])
+    budgets = [(0.1, 100), (0.02, rounds), (LEARNING_RATE, rounds)]  # (0.1, 100): LGBMRanker's defaults
     budget = [
-        booster_table("lightgbm", "synthetic", budget_folds, budget_seeds, lr, rounds, patience)
-        for lr in (0.02, LEARNING_RATE)
+        booster_table("lightgbm", "synthetic", budget_folds, budget_seeds, lr, min(trees, rounds), patience)
+        for lr, trees in budgets
     ]
     minutes = (time.perf_counter() - start) / 60
     body = "\n\n".join(
@@ -269,10 +276,11 @@ def main() -> None:
             "**Where the tree budget binds** (SYNTHETIC: `stochrank.datasets.synthetic.nonlinear_mslr`, "
             f"{' / '.join(map(str, SYNTHETIC_SIZES))} train / vali / test queries per data fold, "
             f"independent draws for folds {', '.join(map(str, budget_folds))}, seeds "
-            f"{', '.join(map(str, budget_seeds))}; LightGBM as above, ≤ {rounds} trees, the same learning "
-            "rate for every row unless the row says otherwise). Newton leaves x 2 scale the gradients handed "
-            "to the booster by 2, which for LightGBM (no L2, no minimum split gain) is the same model as "
-            "twice the learning rate up to rounding: the last two rows should agree.",
+            f"{', '.join(map(str, budget_seeds))}; LightGBM as above, the same learning "
+            "rate for every row unless the row says otherwise; the first table is `LGBMRanker`'s defaults, "
+            "learning rate 0.1 and 100 trees). Newton leaves x 2 hand the booster twice the gradient, which "
+            "for LightGBM (no L2, no minimum split gain) is the same model as twice the learning rate up to "
+            "rounding: the last two rows should agree.",
             *budget,
             "trees: mean kept by early stopping; fit s: mean seconds per fit (from the run that trained it). "
             f"Wall time of this call {minutes:.0f} min (fits cached in `bench_runs/levers` are not "
