@@ -57,7 +57,9 @@ _COMMON_DOC = r"""
         default with SGLB, whose theory is for it, and what CatBoost's StochasticRank does): Hessian 1,
         leaves are L2-shrunk mean gradients, mean removal and SFA. Measured in benchmarks/RESULTS.md
         §4 (MQ2008, fixed settings): Newton leaves moved LightGBM from 0.7339 to 0.7412 NDCG@5 and left
-        XGBoost level (0.7397 → 0.7387), from behind LambdaMART to a tie.
+        XGBoost level (0.7397 → 0.7387), from behind LambdaMART to a tie. A Newton leaf is about half
+        LambdaMART's at the same learning rate: where the number of trees binds (``LGBMRanker``'s 100
+        trees on large data), use twice lambdarank's learning rate ("Quality levers" in RESULTS.md).
     sglb : stochrank.SGLB or None, default None
         Langevin noise and model shrinkage for global optimisation (paper §6); needs ``hessian='unit'``."""
 
