@@ -139,10 +139,9 @@ def _sr_objective(own: dict[str, Any], target: Target, seed: int, learning_rate:
         sglb_cfg = stochrank.SGLB(
             temperature=own["temperature"], shrink_rate=own["shrink_rate"], learning_rate=learning_rate
         )
-    # Newton-leaf methods have no sigma in their space: the default 1 (any value learns the same ranking).
-    common: dict[str, Any] = {"mu": own["mu"], "seed": seed, "sglb": sglb_cfg}
-    if "sigma" in own:
-        common["sigma"] = own["sigma"]
+    # Newton-leaf methods tune neither sigma nor mu: the objective's defaults.
+    common: dict[str, Any] = {"seed": seed, "sglb": sglb_cfg}
+    common.update((name, own[name]) for name in ("sigma", "mu") if name in own)
     if target.metric == "ndcg":
         return stochrank.ndcg(k=target.k, gain=target.gain, **common)  # type: ignore[arg-type]
     if target.metric == "mrr":

@@ -16,10 +16,17 @@ Chosen here, not the paper's:
   than ten default-sized steps and every method is still improving at the cap (the tuned full comparison
   with [1e-3, 1] kept LambdaMART at ~21 trees: the search found the upper end), and a tenth above 0.5, where
   boosting overshoots on the first trees;
-* StochasticRank's relevance shift mu uniform on [0, 1]. The paper draws mu log-uniform on [1e-2, 10]
-  (for StochasticRank-R1); this benchmark does not, because with mu = 10 training on MQ2008 stops after
-  about 4 trees (measured), so a large share of the paper's range would spend the budget on dead
-  configurations;
+* **the Newton-leaf stochrank methods run the objective's defaults** (``sr-lgb``, ``sr-xgb``, ``sr-cb``:
+  mu = 0, sigma = 1, one draw; issue 9 asks whether ``stochrank.ndcg(k)`` *with its defaults* beats the
+  booster's tuned LambdaMART), so only the booster is tuned for them. mu was in their space (uniform on
+  [0, 1]) until measured: with Newton leaves mu >= 0.5 lowers validation NDCG@5 and slows training
+  (benchmarks/RESULTS.md "Quality levers": MQ2008 LightGBM 0.6485 -> 0.6463 at mu = 0.5; 2,000 synthetic
+  queries, LightGBM at learning rate 0.1, 0.8891 -> 0.8846 at 0.5 and 0.8752 at 0.9), so half of the
+  draws spent the budget where it could only lose;
+* StochasticRank's relevance shift mu uniform on [0, 1] for the unit-Hessian variants (the SGLB methods,
+  CatBoost's own StochasticRank). The paper draws mu log-uniform on [1e-2, 10] (for StochasticRank-R1);
+  this benchmark does not, because with mu = 10 training on MQ2008 stops after about 4 trees (measured),
+  so a large share of the paper's range would spend the budget on dead configurations;
 * **no sigma for the Newton-leaf stochrank methods** (``sr-lgb``, ``sr-xgb``, ``sr-cb``: the constructors'
   default ``hessian='newton'``): the whole training trajectory from zero scores scales with sigma, so sigma
   does not change the ranking learned (exact scale-equivariance; only mu, relative to sigma, does). It stays
@@ -150,7 +157,7 @@ BOOSTER_SPACES: dict[str, dict[str, Distribution]] = {
 
 SIGMA = LogUniform(0.1, 10.0)
 MU = Uniform(0.0, 1.0)
-NEWTON_SPACE: dict[str, Distribution] = {"mu": MU}  # sigma has no effect with Newton leaves
+NEWTON_SPACE: dict[str, Distribution] = {}  # the objective's defaults (see the module docstring)
 UNIT_SPACE: dict[str, Distribution] = {"sigma": SIGMA, "mu": MU}
 SGLB_SPACE: dict[str, Distribution] = {
     "temperature": LogUniform(1e8, 1e11),
