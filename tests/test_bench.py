@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+import stochrank
 from stochrank import metrics
 from stochrank.bench import METHODS, Protocol, run_protocol
 from stochrank.bench.__main__ import main, parse_args
@@ -31,6 +32,7 @@ from stochrank.bench.pairs import booster_pairs
 from stochrank.bench.protocol import fit_run, load_fold, metric_names, sample_configs
 from stochrank.bench.report import MethodSummary, Summary, _adjust, _fmt_p, _verdict, verdict_text
 from stochrank.bench.stats import holm, paired_randomization, paired_t
+from stochrank.bench.target import Target
 from stochrank.bench.trainers import TRAINERS, FitSettings, empty_queries
 from stochrank.datasets import load, synthetic
 
@@ -162,6 +164,18 @@ def test_configurations_share_the_booster_space_and_respect_ranges() -> None:
         assert set(c["own"]) == {"sigma", "mu", "temperature", "shrink_rate"}
         for name, dist in METHODS["sr-lgb-sglb"].space.items():
             _check_in(dist, c["own"][name])
+
+
+def test_newton_leaf_methods_run_the_objective_defaults() -> None:
+    """sr-lgb / sr-xgb tune only the booster: the objective they build is stochrank.ndcg(k) as documented."""
+    target = Target.parse("ndcg@5", max_grade=2.0)
+    for name in ("sr-lgb", "sr-xgb"):
+        configs = sample_configs(METHODS[name], 3)
+        assert all(c["own"] == {} for c in configs)
+        booster = sample_configs(METHODS["lgb-lambdarank" if name == "sr-lgb" else "xgb-ndcg"], 3)
+        assert [c["booster"] for c in configs] == [c["booster"] for c in booster]
+        recipe = METHODS[name].build({}, configs[0]["booster"], target, 7)
+        assert recipe.objective == stochrank.ndcg(k=5, seed=7)
 
 
 def _check_in(dist, value) -> None:
