@@ -154,6 +154,8 @@ BUDGET_ROWS = [
     ROWS[1],
     Row("Newton leaves x 2 (not API)", scaled_step(2.0)),
     Row("defaults at twice the learning rate", sr(), lr_factor=2.0),
+    Row("mu = 0.5 (relevance-shifted smoothing)", sr(mu=0.5)),
+    Row("mu = 0.9", sr(mu=0.9)),
 ]
 SYNTHETIC_SIZES = (2000, 1000, 2000)  # train / vali / test queries per data fold
 
@@ -280,7 +282,7 @@ def main() -> None:
             "rate for every row unless the row says otherwise; the first table is `LGBMRanker`'s defaults, "
             "learning rate 0.1 and 100 trees). Newton leaves x 2 hand the booster twice the gradient, which "
             "for LightGBM (no L2, no minimum split gain) is the same model as twice the learning rate up to "
-            "rounding: the last two rows should agree.",
+            "rounding: the two rows above the mu rows should agree.",
             *budget,
             "trees: mean kept by early stopping; fit s: mean seconds per fit (from the run that trained it). "
             f"Wall time of this call {minutes:.0f} min (fits cached in `bench_runs/levers` are not "

@@ -21,7 +21,7 @@ Chosen here, not the paper's:
   booster's tuned LambdaMART), so only the booster is tuned for them. mu was in their space (uniform on
   [0, 1]) until measured: with Newton leaves mu >= 0.5 lowers validation NDCG@5 and slows training
   (benchmarks/RESULTS.md "Quality levers": MQ2008 LightGBM 0.6485 -> 0.6463 at mu = 0.5; 2,000 synthetic
-  queries, LightGBM at learning rate 0.1, 0.8891 -> 0.8846 at 0.5 and 0.8752 at 0.9), so half of the
+  queries, LightGBM at learning rate 0.05, 0.8900 -> 0.8630 at 0.5 and 0.7713 at 0.9), so half of the
   draws spent the budget where it could only lose;
 * StochasticRank's relevance shift mu uniform on [0, 1] for the unit-Hessian variants (the SGLB methods,
   CatBoost's own StochasticRank). The paper draws mu log-uniform on [1e-2, 10] (for StochasticRank-R1);
