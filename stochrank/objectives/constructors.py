@@ -111,7 +111,9 @@ def ndcg(
     mu : float, default 0.0
         Relevance shift (paper §4.3): the noise is centred at ``-sigma * mu * label``, which makes the
         smoothing consistent with worst-case tie breaking as mu grows (the paper tunes mu in [0.01, 10]).
-        0 is CatBoost's default.
+        0 is CatBoost's default. With Newton leaves mu > 0 slows training (benchmarks/RESULTS.md
+        "Quality levers", validation NDCG@5 at mu = 0.5: MQ2008 -0.002 on LightGBM, +0.001 on XGBoost;
+        synthetic data where the number of trees binds, LightGBM, -0.027).
     gain : {'exp', 'linear'}
     discount : {'log', 'position'}
     """
