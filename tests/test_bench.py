@@ -107,6 +107,7 @@ def test_tiny_run_tables_match_saved_scores_and_rerun_trains_nothing(tmp_path: P
     text = results_md.read_text()
     assert "PLACEHOLDER-TEXT" not in text and text.count("<!-- mq2008_comparison:start -->") == 1
     assert "| `sr-lgb` |" in text and "Metric conventions" in text and "randomization" in text
+    assert " `sr-lgb` run the objective's defaults" in text and "`lgb-lambdarank` run the" not in text
     # The StochasticRank variant with the best validation score (the only one here) against every other
     # method: the same paired difference and t-test p-value, recomputed from the saved scores.
     a = np.mean([e["NDCG@5"] for e in per_method["sr-lgb"]], axis=0)
@@ -169,13 +170,13 @@ def test_configurations_share_the_booster_space_and_respect_ranges() -> None:
 def test_newton_leaf_methods_run_the_objective_defaults() -> None:
     """sr-lgb / sr-xgb tune only the booster: the objective they build is stochrank.ndcg(k) as documented."""
     target = Target.parse("ndcg@5", max_grade=2.0)
-    for name in ("sr-lgb", "sr-xgb"):
+    baselines = {"sr-lgb": "lgb-lambdarank", "sr-xgb": "xgb-ndcg", "sr-cb": "cb-yetirank"}
+    for name, baseline in baselines.items():
         configs = sample_configs(METHODS[name], 3)
         assert all(c["own"] == {} for c in configs)
-        booster = sample_configs(METHODS["lgb-lambdarank" if name == "sr-lgb" else "xgb-ndcg"], 3)
-        assert [c["booster"] for c in configs] == [c["booster"] for c in booster]
+        assert [c["booster"] for c in configs] == [c["booster"] for c in sample_configs(METHODS[baseline], 3)]
         recipe = METHODS[name].build({}, configs[0]["booster"], target, 7)
-        assert recipe.objective == stochrank.ndcg(k=5, seed=7)
+        assert recipe.objective == stochrank.ndcg(k=5, seed=7), name
 
 
 def _check_in(dist, value) -> None:

@@ -310,7 +310,7 @@ def protocol_text(summary: Summary) -> str:
         f"- Method spaces: {own or 'none'}."
         + (f" {', '.join(f'`{m}`' for m in newton)} run the objective's defaults (mu = 0, sigma = 1): with "
            "Newton leaves the trajectory from zero scores scales with sigma, so it does not change the "
-           "ranking learned, and mu >= 0.5 lowered validation NDCG@5 (RESULTS.md, Quality levers)."
+           "ranking learned, and mu > 0 did not raise validation NDCG@5 (RESULTS.md, Quality levers)."
            if newton else ""),
         (f"- At most {p.max_rounds} trees, early stopping after {p.patience} rounds without a better "
         f"validation {t.label}, best iteration kept; on each fold the configuration with the best "

@@ -18,21 +18,18 @@ Chosen here, not the paper's:
   boosting overshoots on the first trees;
 * **the Newton-leaf stochrank methods run the objective's defaults** (``sr-lgb``, ``sr-xgb``, ``sr-cb``:
   mu = 0, sigma = 1, one draw; issue 9 asks whether ``stochrank.ndcg(k)`` *with its defaults* beats the
-  booster's tuned LambdaMART), so only the booster is tuned for them. mu was in their space (uniform on
-  [0, 1]) until measured: with Newton leaves mu >= 0.5 lowers validation NDCG@5 and slows training
-  (benchmarks/RESULTS.md "Quality levers": MQ2008 LightGBM 0.6485 -> 0.6463 at mu = 0.5; 2,000 synthetic
-  queries, LightGBM at learning rate 0.05, 0.8900 -> 0.8630 at 0.5 and 0.7713 at 0.9), so half of the
-  draws spent the budget where it could only lose;
-* StochasticRank's relevance shift mu uniform on [0, 1] for the unit-Hessian variants (the SGLB methods,
-  CatBoost's own StochasticRank). The paper draws mu log-uniform on [1e-2, 10] (for StochasticRank-R1);
+  booster's tuned LambdaMART), so only the booster is tuned for them. sigma does not change what Newton
+  leaves learn (the whole trajectory from zero scores scales with it: exact scale-equivariance). mu was in
+  their space (uniform on [0, 1]) until measured (benchmarks/RESULTS.md "Quality levers", validation
+  NDCG@5 at mu = 0.5): on synthetic data where the number of trees binds LightGBM fell from 0.8900 to
+  0.8630 (0.7713 at mu = 0.9); on MQ2008 it moved by noise only (LightGBM -0.002, XGBoost +0.001); so
+  half of the draws went where the defaults were at least as good;
+* StochasticRank's relevance shift mu uniform on [0, 1] and sigma log-uniform on [0.1, 10] (around
+  CatBoost's default 1; Appendix F gives no range for it) for the unit-Hessian variants: the SGLB methods
+  (SGLB's default is ``hessian='unit'``), CatBoost's own StochasticRank and SoftRank, where sigma sets the
+  smoothing against the score scale. The paper draws mu log-uniform on [1e-2, 10] (for StochasticRank-R1);
   this benchmark does not, because with mu = 10 training on MQ2008 stops after about 4 trees (measured),
   so a large share of the paper's range would spend the budget on dead configurations;
-* **no sigma for the Newton-leaf stochrank methods** (``sr-lgb``, ``sr-xgb``, ``sr-cb``: the constructors'
-  default ``hessian='newton'``): the whole training trajectory from zero scores scales with sigma, so sigma
-  does not change the ranking learned (exact scale-equivariance; only mu, relative to sigma, does). It stays
-  in the space, log-uniform on [0.1, 10] (around CatBoost's default 1; Appendix F gives no range for it),
-  of the unit-Hessian variants: the SGLB methods (SGLB's default is ``hessian='unit'``), CatBoost's own
-  StochasticRank and SoftRank, where it sets the smoothing against the score scale;
 * LightGBM's ``num_leaves`` log-uniform on [8, 256] and ``min_data_in_leaf`` on [1, 200] (the paper tunes
   CatBoost's symmetric trees, which have neither);
 * LambdaMART's own knobs: LightGBM ``lambdarank_truncation_level`` log-uniform on {3..40} (spans LightGBM's

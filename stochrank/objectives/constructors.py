@@ -57,9 +57,10 @@ _COMMON_DOC = r"""
         default with SGLB, whose theory is for it, and what CatBoost's StochasticRank does): Hessian 1,
         leaves are L2-shrunk mean gradients, mean removal and SFA. Measured in benchmarks/RESULTS.md
         §4 (MQ2008, fixed settings): Newton leaves moved LightGBM from 0.7339 to 0.7412 NDCG@5 and left
-        XGBoost level (0.7397 → 0.7387), from behind LambdaMART to a tie. A Newton leaf is about half
-        LambdaMART's at the same learning rate: where the number of trees binds (``LGBMRanker``'s 100
-        trees on large data), use twice lambdarank's learning rate ("Quality levers" in RESULTS.md).
+        XGBoost level (0.7397 → 0.7387), from behind LambdaMART to a tie. Measured for ``ndcg(k=5)``, a
+        Newton leaf learns at about half LambdaMART's pace at the same learning rate: where the number of
+        trees binds (``LGBMRanker``'s 100 trees on large data), use twice lambdarank's learning rate
+        ("Quality levers" in RESULTS.md).
     sglb : stochrank.SGLB or None, default None
         Langevin noise and model shrinkage for global optimisation (paper §6); needs ``hessian='unit'``."""
 
@@ -111,9 +112,9 @@ def ndcg(
     mu : float, default 0.0
         Relevance shift (paper §4.3): the noise is centred at ``-sigma * mu * label``, which makes the
         smoothing consistent with worst-case tie breaking as mu grows (the paper tunes mu in [0.01, 10]).
-        0 is CatBoost's default. With Newton leaves mu > 0 slows training (benchmarks/RESULTS.md
-        "Quality levers", validation NDCG@5 at mu = 0.5: MQ2008 -0.002 on LightGBM, +0.001 on XGBoost;
-        synthetic data where the number of trees binds, LightGBM, -0.027).
+        0 is CatBoost's default. With Newton leaves mu > 0 did not help (benchmarks/RESULTS.md "Quality
+        levers", validation NDCG@5 of ndcg(k=5) at mu = 0.5: MQ2008 -0.002 on LightGBM, +0.001 on
+        XGBoost; synthetic data where the number of trees binds, LightGBM, -0.027).
     gain : {'exp', 'linear'}
     discount : {'log', 'position'}
     """
