@@ -25,8 +25,9 @@ same learning rate for both, and with leaves of twice the Newton step.
     nice -n 15 python benchmarks/quality_levers.py                    # RESULTS.md section (~30 min, 2 cores)
     nice -n 15 python benchmarks/quality_levers.py --boosters lightgbm --seeds 1 --quick   # smoke, no write
 
-Fits are cached in ``bench_runs/levers`` (keyed by row, booster, fold, seed and settings), so a re-run
-only trains what is missing.
+Fits are cached in ``bench_runs/levers``, keyed by the objective (class and repr: settings and seed), the
+booster parameters, the data and fold, and ``CACHE_VERSION`` (bump it when stochrank's code changes what
+a fit learns), so a re-run only trains what is missing.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ def subsampled(fraction: float) -> dict[str, dict[str, Any]]:
 
 BUILTIN_LAMBDAMART = {"lightgbm": "lambdarank", "xgboost": "rank:ndcg"}
 CACHE = REPO / "bench_runs" / "levers"
+CACHE_VERSION = 1
 
 
 def lambdamart(seed: int) -> None:
@@ -177,17 +179,22 @@ def fit(
     """
     params = {**TREE[booster], **row.params.get(booster, {}), "learning_rate": lr * row.lr_factor}
     dataset, fold = data
-    where: list[Any] = [fold] if dataset == "mq2008" else [dataset, fold]  # MQ2008 keys as first written
-    key = json.dumps([row.name, booster, *where, seed, params, rounds, patience, stochrank.__version__])
+    if row.objective is lambdamart:
+        objective: Any = BUILTIN_LAMBDAMART[booster]
+        recipe = Recipe({"objective": objective})
+    else:
+        objective = row.objective(seed)
+        recipe = Recipe({}, objective=objective)
+    # Everything the fit depends on, the objective by its class and full repr (settings and seed);
+    # CACHE_VERSION is bumped by hand when stochrank's code changes what a fit learns.
+    data_key = dataset if dataset == "mq2008" else [dataset, SYNTHETIC_SIZES]
+    fit_key = [type(objective).__name__, repr(objective), booster, params, rounds, patience]
+    key = json.dumps([CACHE_VERSION, stochrank.__version__, data_key, fold, seed, *fit_key])
     path = CACHE / f"{hashlib.sha1(key.encode()).hexdigest()}.json"
     if path.exists():
         cached: dict[str, Any] = json.loads(path.read_text())
         return cached
     fold_data = load(dataset, fold)
-    if row.objective is lambdamart:
-        recipe = Recipe({"objective": BUILTIN_LAMBDAMART[booster]})
-    else:
-        recipe = Recipe({}, objective=row.objective(seed))
     settings = FitSettings(rounds, patience, K, threads=1, ties="worst", empty="skip")
     start = time.perf_counter()
     result = TRAINERS[booster](recipe, params, fold_data, seed, settings)
