@@ -93,12 +93,13 @@ class ScaledStep(StochasticRankObjective):
         return ascent._replace(gradient=ascent.gradient * self.factor)
 
 
-def scaled_step(factor: float) -> Callable[[int], ScaledStep]:
+def scaled_step(factor: float, k: int = K) -> Callable[[int], ScaledStep]:
+    """``seed -> ndcg(k)`` with ``factor`` Newton steps per leaf (k: the training cut-off; judged at K)."""
     # A class per factor: LightGBM deep-copies the objective, which rebuilds it from its configuration.
     scaled = type(f"ScaledStep{factor:g}", (ScaledStep,), {"factor": factor})
 
     def build(seed: int) -> ScaledStep:
-        base = stochrank.ndcg(k=K, seed=seed)
+        base = stochrank.ndcg(k=k, seed=seed)
         return scaled(base.target, base.smoothing, None)  # type: ignore[no-any-return]
 
     return build
@@ -143,6 +144,7 @@ ROWS = [
     Row("Newton leaves x 1.5 (not API)", scaled_step(1.5)),
     Row("Newton leaves x 2 (not API)", scaled_step(2.0)),
     Row("Newton leaves x 3 (not API)", scaled_step(3.0)),
+    Row("Newton leaves x 2, training cut-off k = 10 (not API)", scaled_step(2.0, k=10)),
     Row("LambdaMART + row/feature subsampling 0.8", lambdamart, subsampled(0.8)),
     Row("defaults + row/feature subsampling 0.8", sr(), subsampled(0.8)),
     Row("LambdaMART + row/feature subsampling 0.6", lambdamart, subsampled(0.6)),
@@ -156,6 +158,8 @@ BUDGET_ROWS = [
     ROWS[1],
     Row("Newton leaves x 2 (not API)", scaled_step(2.0)),
     Row("defaults at twice the learning rate", sr(), lr_factor=2.0),
+    Row("Newton leaves x 2, training cut-off k = 10 (not API)", scaled_step(2.0, k=10)),
+    Row("Newton leaves x 2, training cut-off k = 20 (not API)", scaled_step(2.0, k=20)),
     Row("mu = 0.5 (relevance-shifted smoothing)", sr(mu=0.5)),
     Row("mu = 0.9", sr(mu=0.9)),
 ]
@@ -289,7 +293,7 @@ def main() -> None:
             "rate for every row unless the row says otherwise; the first table is `LGBMRanker`'s defaults, "
             "learning rate 0.1 and 100 trees). Newton leaves x 2 hand the booster twice the gradient, which "
             "for LightGBM (no L2, no minimum split gain) is the same model as twice the learning rate up to "
-            "rounding: the two rows above the mu rows should agree.",
+            "rounding: the third and fourth rows should agree.",
             *budget,
             "trees: mean kept by early stopping; fit s: mean seconds per fit (from the run that trained it). "
             f"Wall time of this call {minutes:.0f} min (fits cached in `bench_runs/levers` are not "
