@@ -33,6 +33,7 @@ a fit learns), so a re-run only trains what is missing.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import time
@@ -166,6 +167,7 @@ BUDGET_ROWS = [
 SYNTHETIC_SIZES = (2000, 1000, 2000)  # train / vali / test queries per data fold
 
 
+@functools.cache  # once per process, as load_fold does for MQ2008: every row of a table trains on it
 def load(dataset: str, fold: int) -> FoldData:
     """MQ2008's official fold, or an independent draw of the nonlinear synthetic data per fold."""
     if dataset == "mq2008":
