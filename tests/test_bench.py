@@ -27,6 +27,7 @@ from stochrank.bench.methods import (
     Recipe,
     Uniform,
     available_methods,
+    training_cutoff,
 )
 from stochrank.bench.pairs import booster_pairs
 from stochrank.bench.protocol import fit_run, load_fold, metric_names, sample_configs
@@ -167,16 +168,22 @@ def test_configurations_share_the_booster_space_and_respect_ranges() -> None:
             _check_in(dist, c["own"][name])
 
 
-def test_newton_leaf_methods_run_the_objective_defaults() -> None:
-    """sr-lgb / sr-xgb tune only the booster: the objective they build is stochrank.ndcg(k) as documented."""
+def test_newton_leaf_methods_run_the_objective_defaults_at_a_tuned_training_cutoff() -> None:
+    """Newton-leaf methods tune only the booster and the cut-off: stochrank.ndcg(k'), k' in {k, 2k, 4k}."""
     target = Target.parse("ndcg@5", max_grade=2.0)
     baselines = {"sr-lgb": "lgb-lambdarank", "sr-xgb": "xgb-ndcg", "sr-cb": "cb-yetirank"}
     for name, baseline in baselines.items():
-        configs = sample_configs(METHODS[name], 3)
-        assert all(c["own"] == {} for c in configs)
-        assert [c["booster"] for c in configs] == [c["booster"] for c in sample_configs(METHODS[baseline], 3)]
-        recipe = METHODS[name].build({}, configs[0]["booster"], target, 7)
-        assert recipe.objective == stochrank.ndcg(k=5, seed=7), name
+        configs = sample_configs(METHODS[name], 12)
+        assert {c["own"]["training_cutoff"] for c in configs} == {"k", "2k", "4k"}, name
+        assert all(set(c["own"]) == {"training_cutoff"} for c in configs)
+        baseline_configs = sample_configs(METHODS[baseline], 12)
+        assert [c["booster"] for c in configs] == [c["booster"] for c in baseline_configs]
+        for option, k in (("k", 5), ("2k", 10), ("4k", 20)):
+            recipe = METHODS[name].build({"training_cutoff": option}, configs[0]["booster"], target, 7)
+            assert recipe.objective == stochrank.ndcg(k=k, seed=7), (name, option)
+    whole_list = Target.parse("mrr", max_grade=2.0)
+    recipe = METHODS["sr-lgb"].build({"training_cutoff": "4k"}, configs[0]["booster"], whole_list, 7)
+    assert recipe.objective == stochrank.mrr(seed=7)
 
 
 def _check_in(dist, value) -> None:
@@ -573,8 +580,9 @@ def test_metric_sets_every_methods_objective(metric: str, objective: str, cb_lam
                 fit_run(method, 0, config, 1, 0, Protocol(metric=metric, folds=(1,), seeds=(0,), budget=1))
             continue
         recipe = method.build(config["own"], config["booster"], target, 0)
-        if method.stochrank:
-            assert recipe.objective.name == objective
+        if method.stochrank:  # judged at the target; a Newton-leaf method may train at a deeper cut-off
+            k = training_cutoff(config["own"].get("training_cutoff", "k"), target)
+            assert recipe.objective.name == (objective if k == target.k else f"{target.metric}@{k}")
         elif name == "cb-lambdamart":
             assert recipe.params["loss_function"] == cb_lambdamart
         elif name == "cb-yetirank":

@@ -55,6 +55,7 @@ __all__ = [
     "Recipe",
     "Uniform",
     "available_methods",
+    "training_cutoff",
 ]
 
 BASELINE = "lgb-lambdarank"  # LambdaMART: every p-value is against it
@@ -96,7 +97,8 @@ class Method:
         Which trainer fits it, and which :data:`BOOSTER_SPACES` entry it is tuned over.
     summary : str
         One line for the report; ``{sr}`` stands for the stochrank objective of the target (e.g.
-        ``stochrank.mrr()``) and ``{cb}`` for CatBoost's metric mode (e.g. ``NDCG;top=5;type=Exp``).
+        ``stochrank.mrr()``), ``{cut}`` for the training cut-offs a Newton-leaf method is tuned over, ``{cb}``
+        for CatBoost's metric mode (e.g. ``NDCG;top=5;type=Exp``) and ``{yeti}`` for its YetiRank loss.
     space : mapping
         The method's own parameters and their distributions (sampled on top of the booster's space).
     build : callable
@@ -117,7 +119,15 @@ class Method:
 
     def describe(self, target: Target) -> str:
         """Return :attr:`summary` for ``target`` (its objective named)."""
-        return self.summary.format(sr=sr_call(target), cb=_cb_mode(target), yeti=_cb_yeti_mode(target))
+        return self.summary.format(
+            sr=sr_call(target), cb=_cb_mode(target), yeti=_cb_yeti_mode(target), cut=_cutoff_words(target)
+        )
+
+
+def _cutoff_words(target: Target) -> str:
+    if target.k is None:
+        return "whole list"
+    return f"trained at the cut-off {target.k}, {2 * target.k} or {4 * target.k}, tuned"
 
 
 def sr_call(target: Target) -> str:
@@ -139,14 +149,25 @@ def _sr_objective(own: dict[str, Any], target: Target, seed: int, learning_rate:
         sglb_cfg = stochrank.SGLB(
             temperature=own["temperature"], shrink_rate=own["shrink_rate"], learning_rate=learning_rate
         )
-    # Newton-leaf methods tune neither sigma nor mu: the objective's defaults.
+    # Newton-leaf methods tune neither sigma nor mu (the objective's defaults), only the training cut-off.
     common: dict[str, Any] = {"seed": seed, "sglb": sglb_cfg}
     common.update((name, own[name]) for name in ("sigma", "mu") if name in own)
+    k = training_cutoff(own.get("training_cutoff", "k"), target)
     if target.metric == "ndcg":
-        return stochrank.ndcg(k=target.k, gain=target.gain, **common)  # type: ignore[arg-type]
+        return stochrank.ndcg(k=k, gain=target.gain, **common)  # type: ignore[arg-type]
     if target.metric == "mrr":
-        return stochrank.mrr(k=target.k, **common)
-    return stochrank.err(k=target.k, max_grade=target.max_grade, **common)
+        return stochrank.mrr(k=k, **common)
+    return stochrank.err(k=k, max_grade=target.max_grade, **common)
+
+
+def training_cutoff(option: str, target: Target) -> int | None:
+    """Resolve a :data:`~.spaces.TRAINING_CUTOFF` option (``"k"``, ``"2k"``, ``"4k"``) against the target's k.
+
+    A whole-list target (k None) keeps the whole list whatever the option.
+    """
+    if target.k is None:
+        return None
+    return {"k": 1, "2k": 2, "4k": 4}[option] * target.k
 
 
 def _label_gain(target: Target) -> list[float]:
@@ -285,11 +306,11 @@ def _all_methods() -> list[Method]:
         Method("cb-stochasticrank", "catboost", "CatBoost's own StochasticRank for {sr} + SGLB (langevin), "
                "unit Hessian", sr_unit, _cb_stochasticrank, stochrank=True,
                unsupported=_catboost_native_targets),
-        Method("sr-lgb", "lightgbm", "{sr} on LightGBM (Newton leaves)", NEWTON_SPACE, _sr_lgb(False),
+        Method("sr-lgb", "lightgbm", "{sr} on LightGBM (Newton leaves; {cut})", NEWTON_SPACE, _sr_lgb(False),
                stochrank=True),
         Method("sr-lgb-sglb", "lightgbm", "{sr} with sglb=SGLB(...) on LightGBM (unit Hessian)", sr_unit,
                _sr_lgb(True), stochrank=True),
-        Method("sr-xgb", "xgboost", "{sr} on XGBoost (Newton leaves)", NEWTON_SPACE, _sr_xgb(False),
+        Method("sr-xgb", "xgboost", "{sr} on XGBoost (Newton leaves; {cut})", NEWTON_SPACE, _sr_xgb(False),
                stochrank=True),
         Method("sr-xgb-sglb", "xgboost", "{sr} with sglb=SGLB(...) on XGBoost (unit Hessian)", sr_unit,
                _sr_xgb(True), stochrank=True),
@@ -297,7 +318,7 @@ def _all_methods() -> list[Method]:
                "stochrank.softrank(k) (SoftRank, Taylor et al. 2008, exact rank distributions) on LightGBM",
                {"sigma": SIGMA}, _softrank_lgb, unsupported=_ndcg_only),
         Method("sr-cb", "catboost", "{sr} gradients on CatBoost trees (stochrank.catboost.CatBoostRanker, "
-               "engine='stochrank', Newton leaves)", NEWTON_SPACE, _sr_cb(False), stochrank=True,
+               "engine='stochrank', Newton leaves; {cut})", NEWTON_SPACE, _sr_cb(False), stochrank=True,
                unsupported=_catboost_targets),
         Method("sr-cb-sglb", "catboost", "{sr} with sglb=SGLB(...) gradients on CatBoost trees (the settings "
                "of cb-stochasticrank, stochrank's gradients)", sr_unit, _sr_cb(True), stochrank=True,

@@ -308,9 +308,10 @@ def protocol_text(summary: Summary) -> str:
         "method on a booster gets the same configurations."),
         f"- Booster spaces: {spaces}.",
         f"- Method spaces: {own or 'none'}."
-        + (f" {', '.join(f'`{m}`' for m in newton)} run the objective's defaults (mu = 0, sigma = 1): with "
-           "Newton leaves the trajectory from zero scores scales with sigma, so it does not change the "
-           "ranking learned, and mu > 0 did not raise validation NDCG@5 (RESULTS.md, Quality levers)."
+        + (f" {', '.join(f'`{m}`' for m in newton)} run the objective's defaults (mu = 0, sigma = 1) "
+           "except for the training cut-off, drawn as LambdaMART's truncation level is: with Newton leaves "
+           "the trajectory from zero scores scales with sigma, so it does not change the ranking learned, "
+           "and mu > 0 did not raise validation NDCG@5 (RESULTS.md, Quality levers)."
            if newton else ""),
         (f"- At most {p.max_rounds} trees, early stopping after {p.patience} rounds without a better "
         f"validation {t.label}, best iteration kept; on each fold the configuration with the best "
