@@ -16,13 +16,18 @@ Rows marked "not API" are experiments: ``Newton leaves + SGLB`` adds SGLB's Lang
 to Newton leaves with the noise of document d scaled by sqrt(h_d) (so a leaf's noise variance is 1/Σh,
 Langevin dynamics with the Newton preconditioner; ``stochrank.ndcg`` refuses ``hessian='newton'`` with
 ``sglb``, and the row measures whether that refusal costs anything); ``Newton leaves x m`` hands the
-booster m times the gradient, so each leaf is m Newton steps (at most m noise scales).
+booster m times the gradient, so each leaf is m Newton steps (at most m noise scales); ``noise relative to
+the query's spread`` smooths query q with sigma_q = sigma * sqrt(1 + (rho * sd_q / sigma)^2), sd_q the
+standard deviation of its current scores (the smoothing stays a fixed fraction of the spread once the
+scores have spread; sigma_q is held fixed within a call, so the gradient is that of the smoothed metric
+at the call's noise scale, not of the composite).
 
 A second set of tables puts LightGBM's LambdaMART and stochrank on generated nonlinear data
 (:func:`stochrank.datasets.synthetic.nonlinear_mslr`) at budgets where the number of trees binds, with the
-same learning rate for both, and with leaves of twice the Newton step.
+same learning rate for both, and with leaves of twice the Newton step; the last one does the same on
+XGBoost trees.
 
-    nice -n 15 python benchmarks/quality_levers.py                    # RESULTS.md section (~30 min, 2 cores)
+    nice -n 15 python benchmarks/quality_levers.py                    # RESULTS.md (~60 min cold, 2 cores)
     nice -n 15 python benchmarks/quality_levers.py --boosters lightgbm --seeds 1 --quick   # smoke, no write
 
 Fits are cached in ``bench_runs/levers``, keyed by the objective (class and repr: settings and seed), the
@@ -106,6 +111,35 @@ def scaled_step(factor: float, k: int = K) -> Callable[[int], ScaledStep]:
     return build
 
 
+class SpreadScaledNoise(StochasticRankObjective):
+    """Noise of query q scaled to sigma * sqrt(1 + (rho * sd_q / sigma)^2); the experiment rows."""
+
+    rho = 0.3
+
+    def _ascent(self, scores: Any, info: Any, encoding: Any, call: int) -> Any:
+        # Noise sigma_q on scores f is noise sigma on f / c_q (c_q = sigma_q / sigma): the gradient in f
+        # is the one in f / c_q divided by c_q, the curvature divided by c_q^2.
+        sizes = np.diff(info.offsets)
+        starts = info.offsets[:-1]
+        mean = np.add.reduceat(scores, starts) / sizes
+        spread = np.sqrt(np.maximum(np.add.reduceat(scores * scores, starts) / sizes - mean * mean, 0.0))
+        sigma = self.smoothing.sigma
+        c = np.repeat(np.sqrt(1.0 + (self.rho * spread / sigma) ** 2), sizes)
+        ascent = super()._ascent(scores / c, info, encoding, call)
+        return ascent._replace(gradient=ascent.gradient / c, curvature=ascent.curvature / (c * c))
+
+
+def spread_scaled(rho: float) -> Callable[[int], SpreadScaledNoise]:
+    """``seed -> ndcg(k=5)`` with noise relative to each query's score spread (:class:`SpreadScaledNoise`)."""
+    scaled = type(f"SpreadScaledNoise{rho:g}", (SpreadScaledNoise,), {"rho": rho})
+
+    def build(seed: int) -> SpreadScaledNoise:
+        base = stochrank.ndcg(k=K, seed=seed)
+        return scaled(base.target, base.smoothing, None)  # type: ignore[no-any-return]
+
+    return build
+
+
 def newton_sglb(temperature: float) -> Callable[[int], NewtonSGLB]:
     def build(seed: int) -> NewtonSGLB:
         base = stochrank.ndcg(k=K, seed=seed)
@@ -138,6 +172,8 @@ ROWS = [
     Row("mu = 0.5 (relevance-shifted smoothing)", sr(mu=0.5)),
     Row("n_samples = 4 (less Monte-Carlo noise)", sr(n_samples=4)),
     Row("training cut-off k = 10 (judged @5)", sr(k=10)),
+    Row("training cut-off k = 20 (judged @5)", sr(k=20)),
+    Row("noise relative to the query's spread, rho = 0.3 (not API)", spread_scaled(0.3)),
     Row("SGLB T = 1e4 (unit Hessian)", sr(sglb=stochrank.SGLB(temperature=1e4, learning_rate=LEARNING_RATE))),
     Row("SGLB T = 1e5 (unit Hessian)", sr(sglb=stochrank.SGLB(temperature=1e5, learning_rate=LEARNING_RATE))),
     Row("Newton leaves + SGLB T = 1e5 (not API)", newton_sglb(1e5)),
@@ -159,10 +195,14 @@ BUDGET_ROWS = [
     ROWS[1],
     Row("Newton leaves x 2 (not API)", scaled_step(2.0)),
     Row("defaults at twice the learning rate", sr(), lr_factor=2.0),
+    Row("training cut-off k = 10 (judged @5)", sr(k=10)),
+    Row("training cut-off k = 20 (judged @5)", sr(k=20)),
     Row("Newton leaves x 2, training cut-off k = 10 (not API)", scaled_step(2.0, k=10)),
     Row("Newton leaves x 2, training cut-off k = 20 (not API)", scaled_step(2.0, k=20)),
     Row("mu = 0.5 (relevance-shifted smoothing)", sr(mu=0.5)),
     Row("mu = 0.9", sr(mu=0.9)),
+    Row("noise relative to the query's spread, rho = 0.3 (not API)", spread_scaled(0.3)),
+    Row("noise relative to the query's spread, rho = 1 (not API)", spread_scaled(1.0)),
 ]
 SYNTHETIC_SIZES = (2000, 1000, 2000)  # train / vali / test queries per data fold
 
@@ -271,10 +311,14 @@ def main() -> None:
     ]
     n_queries = sum(int(np.sum(~empty_queries(load_fold("mq2008", f, None, None, None).test))) for f in folds)
     budget_folds, budget_seeds = ([1], [0]) if args.quick else ([1, 2], [0, 1])
-    budgets = [(0.1, 100), (0.02, rounds), (LEARNING_RATE, rounds)]  # (0.1, 100): LGBMRanker's defaults
+    budgets = [  # (0.1, 100): LGBMRanker's defaults
+        ("lightgbm", 0.1, 100), ("lightgbm", 0.02, rounds), ("lightgbm", LEARNING_RATE, rounds),
+        ("xgboost", LEARNING_RATE, rounds),
+    ]  # fmt: skip
     budget = [
-        booster_table("lightgbm", "synthetic", budget_folds, budget_seeds, lr, min(trees, rounds), patience)
-        for lr, trees in budgets
+        booster_table(booster, "synthetic", budget_folds, budget_seeds, lr, min(trees, rounds), patience)
+        for booster, lr, trees in budgets
+        if booster in args.boosters
     ]
     minutes = (time.perf_counter() - start) / 60
     body = "\n\n".join(
@@ -291,11 +335,11 @@ def main() -> None:
             "**Where the tree budget binds** (SYNTHETIC: `stochrank.datasets.synthetic.nonlinear_mslr`, "
             f"{' / '.join(map(str, SYNTHETIC_SIZES))} train / vali / test queries per data fold, "
             f"independent draws for folds {', '.join(map(str, budget_folds))}, seeds "
-            f"{', '.join(map(str, budget_seeds))}; LightGBM as above, the same learning "
-            "rate for every row unless the row says otherwise; the first table is `LGBMRanker`'s defaults, "
-            "learning rate 0.1 and 100 trees). Newton leaves x 2 hand the booster twice the gradient, which "
-            "for LightGBM (no L2, no minimum split gain) is the same model as twice the learning rate up to "
-            "rounding: the third and fourth rows should agree.",
+            f"{', '.join(map(str, budget_seeds))}; LightGBM as above (the last table XGBoost), the same "
+            "learning rate for every row unless the row says otherwise; the first table is `LGBMRanker`'s "
+            "defaults, learning rate 0.1 and 100 trees). Newton leaves x 2 hand the booster twice the "
+            "gradient, which for LightGBM (no L2, no minimum split gain) is the same model as twice the "
+            "learning rate up to rounding: the third and fourth rows should agree.",
             *budget,
             "trees: mean kept by early stopping; fit s: mean seconds per fit (from the run that trained it). "
             f"Wall time of this call {minutes:.0f} min (fits cached in `bench_runs/levers` are not "

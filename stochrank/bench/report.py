@@ -309,7 +309,8 @@ def protocol_text(summary: Summary) -> str:
         f"- Booster spaces: {spaces}.",
         f"- Method spaces: {own or 'none'}."
         + (f" {', '.join(f'`{m}`' for m in newton)} run the objective's defaults (mu = 0, sigma = 1) "
-           "except for the training cut-off, drawn as LambdaMART's truncation level is: with Newton leaves "
+           "except for the training cut-off, drawn as LambdaMART's truncation level is"
+           + (" (no effect on a whole-list target)" if t.k is None else "") + ": with Newton leaves "
            "the trajectory from zero scores scales with sigma, so it does not change the ranking learned, "
            "and mu > 0 did not raise validation NDCG@5 (RESULTS.md, Quality levers)."
            if newton else ""),
