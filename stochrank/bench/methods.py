@@ -32,6 +32,7 @@ from .spaces import (
     NEWTON_SPACE,
     SGLB_SPACE,
     SIGMA,
+    TRAINING_CUTOFF,
     UNIT_SPACE,
     XGB_LAMBDARANK_SPACE,
     Choice,
@@ -127,7 +128,8 @@ class Method:
 def _cutoff_words(target: Target) -> str:
     if target.k is None:
         return "whole list"
-    return f"trained at the cut-off {target.k}, {2 * target.k} or {4 * target.k}, tuned"
+    *deeper, deepest = (str(training_cutoff(option, target)) for option in TRAINING_CUTOFF.options)
+    return f"trained at the cut-off {', '.join(deeper)} or {deepest}, tuned"
 
 
 def sr_call(target: Target) -> str:
@@ -167,7 +169,7 @@ def training_cutoff(option: str, target: Target) -> int | None:
     """
     if target.k is None:
         return None
-    return {"k": 1, "2k": 2, "4k": 4}[option] * target.k
+    return int(option.removesuffix("k") or 1) * target.k
 
 
 def _label_gain(target: Target) -> list[float]:
