@@ -18,7 +18,7 @@ import stochrank
 from stochrank import metrics
 from stochrank.bench import METHODS, Protocol, run_protocol
 from stochrank.bench.__main__ import main, parse_args
-from stochrank.bench.cache import RunCache
+from stochrank.bench.cache import Run, RunCache
 from stochrank.bench.methods import (
     BOOSTER_SPACES,
     Choice,
@@ -32,6 +32,7 @@ from stochrank.bench.methods import (
 from stochrank.bench.pairs import booster_pairs
 from stochrank.bench.protocol import fit_run, load_fold, metric_names, sample_configs
 from stochrank.bench.report import MethodSummary, Summary, _adjust, _fmt_p, _verdict, verdict_text
+from stochrank.bench.selection import select_finalists
 from stochrank.bench.stats import holm, paired_randomization, paired_t
 from stochrank.bench.target import Target
 from stochrank.bench.trainers import TRAINERS, FitSettings, empty_queries
@@ -65,7 +66,8 @@ def test_tiny_run_tables_match_saved_scores_and_rerun_trains_nothing(tmp_path: P
     )
     argv = [*TINY, "--out", str(tmp_path / "out"), "--results", str(results_md)]
     assert main(argv) == 0
-    assert "Trained 6 fit(s), 0 loaded" in capsys.readouterr().out  # 2 methods x (2 configs + 1 more seed)
+    # 2 methods x 2 configurations x 2 seeds: both configurations are finalists (budget 2 < 5 finalists).
+    assert "Trained 8 fit(s), 0 loaded" in capsys.readouterr().out
     out = tmp_path / "out"
 
     # Re-evaluate every selected run from its saved test scores with stochrank.metrics.
@@ -74,7 +76,7 @@ def test_tiny_run_tables_match_saved_scores_and_rerun_trains_nothing(tmp_path: P
     y, group = sel.y[:rows], sel.group[:40]
     runs = _csv(out / "runs.csv")
     selected = [r for r in runs if r["selected"] == "True"]
-    assert len(runs) == 6 and len(selected) == 4 and {r["seed"] for r in selected} == {"0", "1"}
+    assert len(runs) == 8 and len(selected) == 4 and {r["seed"] for r in selected} == {"0", "1"}
     per_method: dict[str, list[dict[str, np.ndarray]]] = {}
     for r in selected:
         (npz,) = (out / "runs" / r["method"] / "fold1").glob(f"seed{r['seed']}-c{r['config']}-*.npz")
@@ -123,13 +125,45 @@ def test_tiny_run_tables_match_saved_scores_and_rerun_trains_nothing(tmp_path: P
     # Resumable: the same protocol again trains nothing and returns the same selection.
     protocol, methods, _, _ = parse_args(argv)
     outcome = run_protocol(protocol, methods, out / "runs")
-    assert outcome.trained == 0 and len(outcome.runs) == 6
+    assert outcome.trained == 0 and len(outcome.runs) == 8
     assert {(r.method, r.config_index) for runs in outcome.selected.values() for r in runs} == {
         (r["method"], int(r["config"])) for r in selected
     }
+    # Selected: the best validation NDCG@5 averaged over the seeds; with one finalist, the first seed's best
+    # (the same cached fits, nothing trained).
+    vali = {(r["method"], int(r["config"]), int(r["seed"])): float(r["vali"]) for r in runs}
+    first_seed = run_protocol(Protocol(**{**protocol.__dict__, "finalists": 1}), methods, out / "runs")
+    assert first_seed.trained == 0
+    for method in methods:
+        by_mean = max((0, 1), key=lambda c: (vali[method, c, 0] + vali[method, c, 1], -c))
+        by_first = max((0, 1), key=lambda c: (vali[method, c, 0], -c))
+        assert {r.config_index for r in outcome.selected[method, 1]} == {by_mean}
+        chosen = [(r.config_index, r.seed) for r in first_seed.selected[method, 1]]
+        assert chosen == [(by_first, 0), (by_first, 1)]
     # A changed setting that alters fits (more rounds) is a different cache entry.
     bigger = Protocol(**{**protocol.__dict__, "max_rounds": 21, "folds": (1,), "seeds": (0,), "budget": 1})
     assert run_protocol(bigger, ["sr-lgb"], out / "runs").trained == 1
+
+
+def test_selection_takes_the_best_mean_over_seeds_among_the_finalists() -> None:
+    """The first seed's best configuration is not selected when its other seeds are worse; ties go to the
+    earlier configuration; a NaN validation score (no finite metric) ranks last."""
+
+    def run(config: int, seed: int, vali: float) -> Run:
+        return Run("sr-lgb", 1, seed, config, {}, vali, 1, 1, 0.0, [vali], {})
+
+    lucky, steady, tied, broken = (
+        [run(0, 0, 0.70), run(0, 1, 0.60), run(0, 2, 0.62)],  # best first seed, mean 0.64
+        [run(1, 0, 0.66), run(1, 1, 0.67), run(1, 2, 0.65)],  # mean 0.66
+        [run(2, 0, 0.65), run(2, 1, 0.67), run(2, 2, 0.66)],  # mean 0.66, later than config 1
+        [run(3, 0, 0.69), run(3, 1, math.nan), run(3, 2, 0.69)],
+    )
+    reseeded = [r for runs in (lucky, steady, tied, broken) for r in runs[1:]]
+    finalists = {("sr-lgb", 1): [lucky[0], broken[0], steady[0], tied[0]]}
+    assert select_finalists(finalists, reseeded)[("sr-lgb", 1)] == steady
+    assert select_finalists({("sr-lgb", 1): [tied[0], steady[0]]}, reseeded)[("sr-lgb", 1)] == steady
+    assert select_finalists({("sr-lgb", 1): [lucky[0]]}, reseeded)[("sr-lgb", 1)] == lucky  # one finalist
+    assert select_finalists({("sr-lgb", 1): [lucky[0]]}, [])[("sr-lgb", 1)] == lucky[:1]  # one seed
 
 
 @pytest.mark.parametrize("method", ["xgb-ndcg", "cb-lambdamart", "cb-stochasticrank"])
@@ -406,6 +440,7 @@ def test_paired_tests_refuse_infinite_values(where: str) -> None:
         ("patience", -1, "'patience' parameter of Protocol"),
         ("threads", 0, "'threads' parameter of Protocol"),
         ("jobs", 0, "'jobs' parameter of Protocol"),
+        ("finalists", 0, "'finalists' parameter of Protocol"),
         ("max_queries", 0, "'max_queries' parameter of Protocol"),
         ("normalize", "zscore", "'normalize' parameter of Protocol must be one of 'query'"),
         ("dataset", "mslr", "'dataset' parameter of Protocol must be one of"),

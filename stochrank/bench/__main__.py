@@ -111,6 +111,13 @@ def _parser() -> argparse.ArgumentParser:
     add("--methods", help=f"comma-separated method names or 'all'; available: {', '.join(METHODS)}")
     add("--budget", type=int, help="random-search configurations per method and fold")
     add("--seeds", type=int, help="number of seeds (0, 1, ...); the first one tunes")
+    add(
+        "--finalists",
+        type=int,
+        default=Protocol.finalists,
+        help="configurations per method and fold retrained with every seed; the best mean validation "
+        f"over the seeds is selected (default: {Protocol.finalists})",
+    )
     add("--folds", help="comma-separated fold numbers or 'all'")
     add("--threads", type=int, default=1, help="threads per fit, for every booster and Numba (default: 1)")
     add("--jobs", type=int, help="fits run at once in separate processes")
@@ -152,6 +159,7 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Protocol, list[str], 
     for name in (
         "budget",
         "seeds",
+        "finalists",
         "threads",
         "jobs",
         "k",
@@ -237,6 +245,7 @@ def _protocol(
         root=args.data_root,
         threads=args.threads,
         jobs=args.jobs or preset["jobs"],
+        finalists=args.finalists,
     )
 
 

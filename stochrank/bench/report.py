@@ -315,8 +315,9 @@ def protocol_text(summary: Summary) -> str:
            "and mu > 0 did not raise validation NDCG@5 (RESULTS.md, Quality levers)."
            if newton else ""),
         (f"- At most {p.max_rounds} trees, early stopping after {p.patience} rounds without a better "
-        f"validation {t.label}, best iteration kept; on each fold the configuration with the best "
-        f"validation {t.label} is selected and retrained with every seed."),
+        f"validation {t.label}, best iteration kept; on each fold the {p.finalists} configuration(s) with "
+        f"the best validation {t.label} at the first seed are retrained with every seed and the one with "
+        "the best mean validation over the seeds is selected (a draw's luck does not choose)."),
         "- Methods: " + "; ".join(f"`{m}` {METHODS[m].describe(t)}" for m in summary.outcome.methods) + ".",
     ])  # fmt: skip
 
@@ -380,12 +381,7 @@ def markdown(summary: Summary, curves_png: str | None = None) -> str:
         f"{comparisons(summary)} comparisons with the baseline):\n",
         verdict_text(summary),
     ]
-    same_booster = booster_table(summary)
-    if same_booster:
-        parts += [same_booster]
-    champion = champion_text(summary)
-    if champion:
-        parts += [champion]
+    parts += [text for text in (booster_table(summary), champion_text(summary)) if text]
     if curves_png:
         parts += [
             f"\nValidation {summary.primary} of the selected configurations (first seed): "
