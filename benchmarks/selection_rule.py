@@ -3,9 +3,10 @@
 The bench (:mod:`stochrank.bench.protocol`, steps 3-4) retrains the first seed's ``finalists`` best
 configurations with every seed and selects the best validation mean over the seeds; with
 ``finalists=1`` it is the rule it had before, the first seed's best. Both rules select here from the same
-cached fits of each tuned comparison of ``benchmarks/RESULTS.md`` (30 configurations × 3 seeds), so
-nothing is trained when the bench commands have run. For every method the table gives the test target
-metric of each rule's selection (mean over folds × seeds, queries with a relevant document), the folds
+cached fits of each tuned comparison of ``benchmarks/RESULTS.md`` with several seeds (30 configurations
+× 3 seeds); it trains nothing and stops with an error naming the comparison whose bench command has not
+run. For every method the table gives the test target metric of each rule's selection (as the
+comparison reports it: each run's mean over its queries, averaged over folds × seeds), the folds
 where the two rules keep different configurations, and their paired difference (per query, seeds
 averaged, folds pooled) with its paired t p-value. Validation chooses; test is reported, never used for a
 choice. A deterministic method (LambdaMART without bagging) scores the same with every seed, so both rules
@@ -18,7 +19,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 from _common import write_results_section
@@ -26,52 +28,60 @@ from _common import write_results_section
 from stochrank.bench.__main__ import parse_args
 from stochrank.bench.cache import Run
 from stochrank.bench.protocol import Outcome, run_protocol
+from stochrank.bench.report import pooled_per_query
 from stochrank.bench.results import markdown_table, section_header
 from stochrank.bench.stats import paired_t
 
 NDCG_METHODS = "lgb-lambdarank,sr-lgb,xgb-ndcg,sr-xgb"
-# The tuned comparisons of RESULTS.md at 30 configurations x 3 seeds: their bench arguments.
+# The tuned comparisons of RESULTS.md with several seeds (with one seed both rules are the same): their
+# bench arguments besides ``--preset full`` (30 configurations x 3 seeds).
 COMPARISONS: tuple[tuple[str, ...], ...] = (
     ("--dataset", "mq2008", "--methods", NDCG_METHODS),
     ("--dataset", "catboost-querywise", "--methods", NDCG_METHODS),
     ("--dataset", "lightgbm-example", "--methods", NDCG_METHODS),
-    ("--metric", "mrr", "--methods", "lgb-lambdarank,sr-lgb,xgb-ndcg,xgb-map,sr-xgb"),
-    ("--metric", "err@10", "--methods", NDCG_METHODS),
-    ("--metric", "ndcg@1", "--methods", NDCG_METHODS),
 )
 
 
-def per_query(runs: Sequence[Run], label: str, folds: Sequence[int]) -> np.ndarray:
-    """Test ``label`` per query, seeds averaged, folds pooled (NaN: a query without a relevant document)."""
-    by_fold = [np.mean([r.test_metrics[label] for r in runs if r.fold == f], axis=0) for f in folds]
-    return np.concatenate(by_fold)
+def refuse_to_train(items: Iterable[Any], total: int, label: str) -> Iterable[Any]:
+    """The progress hook of :func:`run_protocol`, called only when fits are missing from the cache."""
+    raise RuntimeError(
+        f"{total} {label} fit(s) are not in the cache; run the bench command of this comparison first "
+        "(benchmarks/RESULTS.md), this script only re-selects from its fits."
+    )
 
 
-def compare(argv: Sequence[str]) -> tuple[str, list[list[str]]]:
+def compare(argv: Sequence[str]) -> tuple[str, list[list[str]], int]:
     """Select with both rules from the cached fits of one comparison; one table row per method."""
-    protocol, methods, out, _ = parse_args(["--preset", "full", "--jobs", "2", "--no-progress", *argv])
+    # One job: run_protocol asks the progress hook before it trains anything.
+    protocol, methods, out, _ = parse_args(["--preset", "full", "--jobs", "1", *argv])
     rules: dict[int, Outcome] = {
-        n: run_protocol(dataclasses.replace(protocol, finalists=n), methods, out / "runs")
+        n: run_protocol(dataclasses.replace(protocol, finalists=n), methods, out / "runs", refuse_to_train)
         for n in (1, protocol.finalists)
     }
     label, folds = protocol.target.label, protocol.folds
     rows = []
     for method in methods:
-        first, mean = (
+        first, best_mean = (
             [r for f in folds for r in rules[n].selected[method, f]] for n in (1, protocol.finalists)
         )
         changed = sum(
-            first[i].config_index != mean[i].config_index for i in range(0, len(first), len(protocol.seeds))
+            rules[1].selected[method, f][0].config_index
+            != rules[protocol.finalists].selected[method, f][0].config_index
+            for f in folds
         )
-        a, b = per_query(mean, label, folds), per_query(first, label, folds)
+        a, b = (pooled_per_query(runs, folds)[label] for runs in (best_mean, first))
         keep = ~np.isnan(a)
         rows.append([
-            f"`{method}`", f"{np.nanmean(b):.4f}", f"{np.nanmean(a):.4f}", f"{changed} / {len(folds)}",
-            f"{np.mean(a[keep] - b[keep]):+.4f}", f"{paired_t(a[keep], b[keep]):.3f}",
+            f"`{method}`", f"{run_mean(first, label):.4f}", f"{run_mean(best_mean, label):.4f}",
+            f"{changed} / {len(folds)}", f"{np.mean(a[keep] - b[keep]):+.4f}",
+            f"{paired_t(a[keep], b[keep]):.3f}",
         ])  # fmt: skip
-    trained = sum(o.trained for o in rules.values())
-    title = f"{protocol.dataset}, {label} ({out.name}; {trained} fit(s) trained by this script)"
-    return title, rows
+    return f"{protocol.dataset}, {label} (`bench_runs/{out.name}`)", rows, protocol.finalists
+
+
+def run_mean(runs: Sequence[Run], label: str) -> float:
+    """The report's mean: each run's mean over its queries that count, averaged over (fold, seed)."""
+    return float(np.mean([np.nanmean(r.test_metrics[label]) for r in runs]))
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -81,10 +91,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--quick", action="store_true", help="MQ2008 NDCG@5 only, RESULTS.md untouched")
     args = parser.parse_args(argv)
-    header = ["method", "first seed's best", "best mean of 5 finalists", "folds changed", "Δ", "p (t)"]
     tables = []
     for comparison in COMPARISONS[:1] if args.quick else COMPARISONS:
-        title, rows = compare(comparison)
+        title, rows, finalists = compare(comparison)
+        header = [
+            "method",
+            "first seed's best",
+            f"best mean of {finalists} finalists",
+            "folds changed",
+            "Δ",
+            "p (t)",
+        ]
         tables += [f"**{title}**", markdown_table(header, rows)]
     body = "\n\n".join(
         [
@@ -92,8 +109,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             "Test target metric of the configuration each rule keeps, from the same cached fits of the "
             "tuned comparisons above (`python -m stochrank.bench --preset full ...`, 30 configurations × 3 "
             "seeds): the rule before (the first seed's best validation) and the bench's rule now (the "
-            "first seed's 5 best retrained with every seed, the best validation mean kept). Δ: bench's "
-            "rule minus the first seed's, per query with seeds averaged and folds pooled; p: paired t.",
+            "first seed's best configurations retrained with every seed, the best validation mean kept). "
+            "Test means as in the comparisons (each run's mean over its queries, averaged over folds × "
+            "seeds); Δ: the bench's rule minus the first seed's, per query with seeds averaged and folds "
+            "pooled; p: paired t.",
             *tables,
         ]
     )

@@ -32,7 +32,7 @@ from stochrank.bench.methods import (
 from stochrank.bench.pairs import booster_pairs
 from stochrank.bench.protocol import fit_run, load_fold, metric_names, sample_configs
 from stochrank.bench.report import MethodSummary, Summary, _adjust, _fmt_p, _verdict, verdict_text
-from stochrank.bench.selection import select_finalists
+from stochrank.bench.selection import ranked_by_validation, select_finalists
 from stochrank.bench.stats import holm, paired_randomization, paired_t
 from stochrank.bench.target import Target
 from stochrank.bench.trainers import TRAINERS, FitSettings, empty_queries
@@ -129,8 +129,8 @@ def test_tiny_run_tables_match_saved_scores_and_rerun_trains_nothing(tmp_path: P
     assert {(r.method, r.config_index) for runs in outcome.selected.values() for r in runs} == {
         (r["method"], int(r["config"])) for r in selected
     }
-    # Selected: the best validation NDCG@5 averaged over the seeds; with one finalist, the first seed's best
-    # (the same cached fits, nothing trained).
+    # Wiring (the rule itself is tested on constructed runs below): the best validation NDCG@5 averaged over
+    # the seeds; with one finalist, the first seed's best (the same cached fits, nothing trained).
     vali = {(r["method"], int(r["config"]), int(r["seed"])): float(r["vali"]) for r in runs}
     first_seed = run_protocol(Protocol(**{**protocol.__dict__, "finalists": 1}), methods, out / "runs")
     assert first_seed.trained == 0
@@ -161,9 +161,24 @@ def test_selection_takes_the_best_mean_over_seeds_among_the_finalists() -> None:
     reseeded = [r for runs in (lucky, steady, tied, broken) for r in runs[1:]]
     finalists = {("sr-lgb", 1): [lucky[0], broken[0], steady[0], tied[0]]}
     assert select_finalists(finalists, reseeded)[("sr-lgb", 1)] == steady
+    assert select_finalists({("sr-lgb", 1): [broken[0], lucky[0]]}, reseeded)[("sr-lgb", 1)] == lucky
     assert select_finalists({("sr-lgb", 1): [tied[0], steady[0]]}, reseeded)[("sr-lgb", 1)] == steady
     assert select_finalists({("sr-lgb", 1): [lucky[0]]}, reseeded)[("sr-lgb", 1)] == lucky  # one finalist
     assert select_finalists({("sr-lgb", 1): [lucky[0]]}, [])[("sr-lgb", 1)] == lucky[:1]  # one seed
+
+
+def test_finalists_are_the_first_seeds_best_per_method_and_fold() -> None:
+    def run(method: str, fold: int, config: int, vali: float) -> Run:
+        return Run(method, fold, 0, config, {}, vali, 1, 1, 0.0, [vali], {})
+
+    runs = [run("a", 1, 0, 0.5), run("a", 1, 1, math.nan), run("a", 1, 2, 0.7), run("a", 1, 3, 0.5),
+            run("a", 2, 0, 0.1), run("b", 1, 0, 0.9)]  # fmt: skip
+    ranked = ranked_by_validation(runs)
+    assert {key: [r.config_index for r in rs] for key, rs in ranked.items()} == {
+        ("a", 1): [2, 0, 3, 1],
+        ("a", 2): [0],
+        ("b", 1): [0],  # NaN last, ties: the earlier configuration
+    }
 
 
 @pytest.mark.parametrize("method", ["xgb-ndcg", "cb-lambdamart", "cb-stochasticrank"])
@@ -273,6 +288,7 @@ def test_randomization_test_matches_exact_enumeration_and_t_test_matches_formula
         (["--folds", "one"], "--folds must be 'all' or comma-separated integers"),
         (["--seeds", "0"], "--seeds must be a positive integer"),
         (["--budget", "-2"], "--budget must be a positive integer"),
+        (["--finalists", "0"], "--finalists must be a positive integer"),
         (["--threads", "0"], "--threads must be a positive integer"),
         (["--dataset", "mslr"], "invalid choice: 'mslr'"),
         (["--preset", "huge"], "invalid choice: 'huge'"),
@@ -289,8 +305,9 @@ def test_cli_presets_and_overrides() -> None:
     protocol, methods, out, _ = parse_args(["--preset", "full", "--seeds", "2", "--folds", "3,1"])
     assert methods[0] == "lgb-lambdarank" and set(methods) == set(METHODS) - {"xgb-map"}  # MRR-only
     assert protocol.seeds == (0, 1) and protocol.folds == (3, 1) and protocol.max_rounds == 1000
-    assert protocol.budget >= 30 and protocol.metric == "ndcg@5"
+    assert protocol.budget >= 30 and protocol.metric == "ndcg@5" and protocol.finalists == 5
     assert out == Path("bench_runs") / "mq2008"
+    assert parse_args(["--finalists", "2"])[0].finalists == 2
     protocol, methods, _, _ = parse_args(["--methods", "sr-xgb,lgb-lambdarank", "--threads", "2"])
     assert methods == ["lgb-lambdarank", "sr-xgb"] and protocol.threads == 2 and protocol.budget == 3
 

@@ -11,9 +11,10 @@ search spaces.
 
 Modules: ``target`` (``--metric``: what is optimised, early-stopped on, selected on and judged), ``methods``
 (what is compared), ``spaces`` (their random-search spaces), ``trainers`` (one fit per booster), ``cache``
-(finished fits on disk), ``protocol`` (configurations, selection, seeds, folds), ``stats`` (paired tests),
-``report`` (summary and Markdown text), ``outputs`` (the files of a run) and ``results`` (RESULTS.md sections,
-headers and tables, shared with the scripts in ``benchmarks/``).
+(finished fits on disk), ``protocol`` (configurations, seeds, folds), ``selection`` (which configuration is
+kept), ``stats`` (paired tests), ``report`` (summary and Markdown text), ``pairs`` (same-booster verdicts),
+``outputs`` (the files of a run) and ``results`` (RESULTS.md sections, headers and tables, shared with the
+scripts in ``benchmarks/``).
 """
 
 from .cache import Run

@@ -80,7 +80,8 @@ class Summary:
         return self.outcome.protocol.target.label
 
 
-def _pooled(runs: list[Run], folds: tuple[int, ...]) -> dict[str, np.ndarray]:
+def pooled_per_query(runs: list[Run], folds: tuple[int, ...]) -> dict[str, np.ndarray]:
+    """Each test metric per query, seeds averaged, folds concatenated (NaN: a skipped query)."""
     out: dict[str, list[np.ndarray]] = {}
     for fold in folds:
         fold_runs = [r for r in runs if r.fold == fold]
@@ -106,7 +107,9 @@ def summarize(outcome: Outcome, n_resamples: int = N_RESAMPLES) -> Summary:
             for m in metrics
         }
         all_fits = [r for r in outcome.runs if r.method == name]
-        summaries.append(MethodSummary(name, runs, all_fits, _pooled(runs, p.folds), means, stds, {}, {}, {}))
+        summaries.append(
+            MethodSummary(name, runs, all_fits, pooled_per_query(runs, p.folds), means, stds, {}, {}, {})
+        )
     metrics = list(summaries[0].means)
     exact = sampled = 0
     if baseline is not None:
@@ -315,9 +318,10 @@ def protocol_text(summary: Summary) -> str:
            "and mu > 0 did not raise validation NDCG@5 (RESULTS.md, Quality levers)."
            if newton else ""),
         (f"- At most {p.max_rounds} trees, early stopping after {p.patience} rounds without a better "
-        f"validation {t.label}, best iteration kept; on each fold the {p.finalists} configuration(s) with "
-        f"the best validation {t.label} at the first seed are retrained with every seed and the one with "
-        "the best mean validation over the seeds is selected (a draw's luck does not choose)."),
+        f"validation {t.label}, best iteration kept; on each fold "
+        + (f"the configuration with the best validation {t.label} is selected." if len(p.seeds) == 1 else
+           f"the {min(p.finalists, p.budget)} configuration(s) with the best validation {t.label} at the "
+           "first seed are retrained with every seed and the best mean over the seeds is selected.")),
         "- Methods: " + "; ".join(f"`{m}` {METHODS[m].describe(t)}" for m in summary.outcome.methods) + ".",
     ])  # fmt: skip
 
