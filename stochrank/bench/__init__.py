@@ -2,8 +2,9 @@
 
 ``python -m stochrank.bench`` (quick preset, bundled MQ2008, a few minutes on 2 cores) or ``python -m
 stochrank.bench --preset full`` (every method, 5 folds, 3 seeds). Every method gets the same random-search
-budget over the same booster space, is early-stopped and selected on the validation target metric
-(``--metric``, default NDCG@5), and is rerun with several seeds on every fold; the report gives test
+budget over the same booster space, is early-stopped on the validation target metric (``--metric``,
+default NDCG@5) and selected on its mean over several seeds (the first seed's best configurations are rerun
+with every seed) on every fold; the report gives test
 NDCG@1/3/5/10, ERR@10 and MRR (mean ± std), paired t-test and randomization-test p-values against LightGBM's
 lambdarank, learning curves and training times, with the metric conventions printed under the tables. See
 :mod:`stochrank.bench.protocol` for the protocol and :mod:`stochrank.bench.methods` for the methods and their
