@@ -44,7 +44,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from _common import REPO, write_results_section
@@ -62,6 +62,7 @@ from stochrank.objectives.stochastic_rank import StochasticRankObjective
 K = 5
 LEARNING_RATE = 0.05
 TREE = {"lightgbm": {"num_leaves": 31}, "xgboost": {"max_depth": 6}}
+ExperimentT = TypeVar("ExperimentT", bound=StochasticRankObjective)
 
 
 def subsampled(fraction: float) -> dict[str, dict[str, Any]]:
@@ -99,18 +100,6 @@ class ScaledStep(StochasticRankObjective):
         return ascent._replace(gradient=ascent.gradient * self.factor)
 
 
-def scaled_step(factor: float, k: int = K) -> Callable[[int], ScaledStep]:
-    """``seed -> ndcg(k)`` with ``factor`` Newton steps per leaf (k: the training cut-off; judged at K)."""
-    # A class per factor: LightGBM deep-copies the objective, which rebuilds it from its configuration.
-    scaled = type(f"ScaledStep{factor:g}", (ScaledStep,), {"factor": factor})
-
-    def build(seed: int) -> ScaledStep:
-        base = stochrank.ndcg(k=k, seed=seed)
-        return scaled(base.target, base.smoothing, None)  # type: ignore[no-any-return]
-
-    return build
-
-
 class SpreadScaledNoise(StochasticRankObjective):
     """Noise of query q scaled to sigma * sqrt(1 + (rho * sd_q / sigma)^2); the experiment rows."""
 
@@ -129,13 +118,17 @@ class SpreadScaledNoise(StochasticRankObjective):
         return ascent._replace(gradient=ascent.gradient / c, curvature=ascent.curvature / (c * c))
 
 
-def spread_scaled(rho: float) -> Callable[[int], SpreadScaledNoise]:
-    """``seed -> ndcg(k=5)`` with noise relative to each query's score spread (:class:`SpreadScaledNoise`)."""
-    scaled = type(f"SpreadScaledNoise{rho:g}", (SpreadScaledNoise,), {"rho": rho})
+def variant(cls: type[ExperimentT], k: int = K, **setting: float) -> Callable[[int], ExperimentT]:
+    """``seed -> ndcg(k)`` built as ``cls`` with ``setting`` (e.g. ``factor=2.0``; judged at K).
 
-    def build(seed: int) -> SpreadScaledNoise:
-        base = stochrank.ndcg(k=K, seed=seed)
-        return scaled(base.target, base.smoothing, None)  # type: ignore[no-any-return]
+    A class per setting, named by it (``ScaledStep2``, ``SpreadScaledNoise0.3``: the fit cache keys on the
+    name): LightGBM deep-copies the objective, which rebuilds it from its configuration, not its attributes.
+    """
+    named = type(cls.__name__ + "".join(f"{v:g}" for v in setting.values()), (cls,), setting)
+
+    def build(seed: int) -> ExperimentT:
+        base = stochrank.ndcg(k=k, seed=seed)
+        return named(base.target, base.smoothing, None)  # type: ignore[no-any-return]
 
     return build
 
@@ -173,15 +166,15 @@ ROWS = [
     Row("n_samples = 4 (less Monte-Carlo noise)", sr(n_samples=4)),
     Row("training cut-off k = 10 (judged @5)", sr(k=10)),
     Row("training cut-off k = 20 (judged @5)", sr(k=20)),
-    Row("noise relative to the query's spread, rho = 0.3 (not API)", spread_scaled(0.3)),
+    Row("noise relative to the query's spread, rho = 0.3 (not API)", variant(SpreadScaledNoise, rho=0.3)),
     Row("SGLB T = 1e4 (unit Hessian)", sr(sglb=stochrank.SGLB(temperature=1e4, learning_rate=LEARNING_RATE))),
     Row("SGLB T = 1e5 (unit Hessian)", sr(sglb=stochrank.SGLB(temperature=1e5, learning_rate=LEARNING_RATE))),
     Row("Newton leaves + SGLB T = 1e5 (not API)", newton_sglb(1e5)),
     Row("Newton leaves + SGLB T = 3e4 (not API)", newton_sglb(3e4)),
-    Row("Newton leaves x 1.5 (not API)", scaled_step(1.5)),
-    Row("Newton leaves x 2 (not API)", scaled_step(2.0)),
-    Row("Newton leaves x 3 (not API)", scaled_step(3.0)),
-    Row("Newton leaves x 2, training cut-off k = 10 (not API)", scaled_step(2.0, k=10)),
+    Row("Newton leaves x 1.5 (not API)", variant(ScaledStep, factor=1.5)),
+    Row("Newton leaves x 2 (not API)", variant(ScaledStep, factor=2.0)),
+    Row("Newton leaves x 3 (not API)", variant(ScaledStep, factor=3.0)),
+    Row("Newton leaves x 2, training cut-off k = 10 (not API)", variant(ScaledStep, k=10, factor=2.0)),
     Row("LambdaMART + row/feature subsampling 0.8", lambdamart, subsampled(0.8)),
     Row("defaults + row/feature subsampling 0.8", sr(), subsampled(0.8)),
     Row("LambdaMART + row/feature subsampling 0.6", lambdamart, subsampled(0.6)),
@@ -193,16 +186,16 @@ ROWS = [
 BUDGET_ROWS = [
     ROWS[0],
     ROWS[1],
-    Row("Newton leaves x 2 (not API)", scaled_step(2.0)),
+    Row("Newton leaves x 2 (not API)", variant(ScaledStep, factor=2.0)),
     Row("defaults at twice the learning rate", sr(), lr_factor=2.0),
     Row("training cut-off k = 10 (judged @5)", sr(k=10)),
     Row("training cut-off k = 20 (judged @5)", sr(k=20)),
-    Row("Newton leaves x 2, training cut-off k = 10 (not API)", scaled_step(2.0, k=10)),
-    Row("Newton leaves x 2, training cut-off k = 20 (not API)", scaled_step(2.0, k=20)),
+    Row("Newton leaves x 2, training cut-off k = 10 (not API)", variant(ScaledStep, k=10, factor=2.0)),
+    Row("Newton leaves x 2, training cut-off k = 20 (not API)", variant(ScaledStep, k=20, factor=2.0)),
     Row("mu = 0.5 (relevance-shifted smoothing)", sr(mu=0.5)),
     Row("mu = 0.9", sr(mu=0.9)),
-    Row("noise relative to the query's spread, rho = 0.3 (not API)", spread_scaled(0.3)),
-    Row("noise relative to the query's spread, rho = 1 (not API)", spread_scaled(1.0)),
+    Row("noise relative to the query's spread, rho = 0.3 (not API)", variant(SpreadScaledNoise, rho=0.3)),
+    Row("noise relative to the query's spread, rho = 1 (not API)", variant(SpreadScaledNoise, rho=1.0)),
 ]
 SYNTHETIC_SIZES = (2000, 1000, 2000)  # train / vali / test queries per data fold
 

@@ -83,7 +83,7 @@ def compare(argv: Sequence[str]) -> tuple[str, list[list[str]], int]:
 
 def run_mean(runs: Sequence[Run], label: str) -> float:
     """The report's mean: each run's mean over its queries that count, averaged over (fold, seed)."""
-    return float(np.mean([np.nanmean(r.test_metrics[label]) for r in runs]))
+    return float(np.mean([r.metric_means()[label] for r in runs]))
 
 
 def main(argv: Sequence[str] | None = None) -> None:
