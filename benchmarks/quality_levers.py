@@ -20,12 +20,18 @@ booster m times the gradient, so each leaf is m Newton steps (at most m noise sc
 the query's spread`` smooths query q with sigma_q = sigma * sqrt(1 + (rho * sd_q / sigma)^2), sd_q the
 standard deviation of its current scores (the smoothing stays a fixed fraction of the spread once the
 scores have spread; sigma_q is held fixed within a call, so the gradient is that of the smoothed metric
-at the call's noise scale, not of the composite).
+at the call's noise scale, not of the composite); ``sigma annealed`` smooths the t-th booster call with
+sigma_t = sigma * (1 + (start - 1) * exp(-t / tau)), from ``start`` times sigma down to sigma (Newton leaves
+as they are, so the early steps are as large as the early noise).
 
 A second set of tables puts LightGBM's LambdaMART and stochrank on generated nonlinear data
 (:func:`stochrank.datasets.synthetic.nonlinear_mslr`) at budgets where the number of trees binds, with the
 same learning rate for both, and with leaves of twice the Newton step; the last one does the same on
-XGBoost trees.
+XGBoost trees. The XGBoost table at depth 10 asks whether XGBoost's minimum leaf weight
+``min_child_weight`` (a Hessian sum, default 1) is a lever: the Hessians of ``rank:ndcg`` average 0.016-0.17
+per document at the first tree (root cover over documents, by its pair settings), stochrank's 1 by
+construction, so the default asks of a ``rank:ndcg`` leaf 6-64 documents' worth of curvature and of a
+stochrank leaf one.
 
     nice -n 15 python benchmarks/quality_levers.py                    # RESULTS.md (~60 min cold, 2 cores)
     nice -n 15 python benchmarks/quality_levers.py --boosters lightgbm --seeds 1 --quick   # smoke, no write
@@ -118,6 +124,19 @@ class SpreadScaledNoise(StochasticRankObjective):
         return ascent._replace(gradient=ascent.gradient / c, curvature=ascent.curvature / (c * c))
 
 
+class AnnealedNoise(StochasticRankObjective):
+    """Noise sigma * (1 + (start - 1) * exp(-call / tau)) at the call-th booster call; the experiment rows."""
+
+    start = 3.0
+    tau = 50.0
+
+    def _ascent(self, scores: Any, info: Any, encoding: Any, call: int) -> Any:
+        # As SpreadScaledNoise, with one factor c for every query: the gradient at noise c * sigma.
+        c = 1.0 + (self.start - 1.0) * np.exp(-call / self.tau)
+        ascent = super()._ascent(scores / c, info, encoding, call)
+        return ascent._replace(gradient=ascent.gradient / c, curvature=ascent.curvature / (c * c))
+
+
 def variant(cls: type[ExperimentT], k: int = K, **setting: float) -> Callable[[int], ExperimentT]:
     """``seed -> ndcg(k)`` built as ``cls`` with ``setting`` (e.g. ``factor=2.0``; judged at K).
 
@@ -180,6 +199,7 @@ ROWS = [
     Row("LambdaMART + row/feature subsampling 0.6", lambdamart, subsampled(0.6)),
     Row("defaults + row/feature subsampling 0.6", sr(), subsampled(0.6)),
     Row("Newton leaves + SGLB T = 1e5 + subsampling 0.8 (not API)", newton_sglb(1e5), subsampled(0.8)),
+    Row("sigma annealed from 3 sigma, tau = 50 calls (not API)", variant(AnnealedNoise, start=3.0, tau=50.0)),
 ]
 
 # Where the tree budget binds: the same learning rate for LambdaMART and stochrank, ≤ 600 trees.
@@ -196,6 +216,25 @@ BUDGET_ROWS = [
     Row("mu = 0.9", sr(mu=0.9)),
     Row("noise relative to the query's spread, rho = 0.3 (not API)", variant(SpreadScaledNoise, rho=0.3)),
     Row("noise relative to the query's spread, rho = 1 (not API)", variant(SpreadScaledNoise, rho=1.0)),
+    ROWS[-1],
+]
+
+
+def min_child_weight(weight: float) -> dict[str, dict[str, Any]]:
+    """XGBoost's ``min_child_weight`` (the Hessian sum a leaf must hold) at ``weight``."""
+    return {"xgboost": {"min_child_weight": weight}}
+
+
+# XGBoost at depth 10 (the top of the bench's depth range), where leaves get small.
+MIN_LEAF_WEIGHT_ROWS = [
+    ROWS[0],
+    ROWS[1],
+    Row("LambdaMART, min_child_weight = 0.1", lambdamart, min_child_weight(0.1)),
+    Row("defaults, min_child_weight = 10", sr(), min_child_weight(10.0)),
+    Row("defaults, min_child_weight = 50", sr(), min_child_weight(50.0)),
+    Row("training cut-off k = 10", sr(k=10)),
+    Row("training cut-off k = 10, min_child_weight = 10", sr(k=10), min_child_weight(10.0)),
+    Row("training cut-off k = 10, min_child_weight = 50", sr(k=10), min_child_weight(50.0)),
 ]
 SYNTHETIC_SIZES = (2000, 1000, 2000)  # train / vali / test queries per data fold
 
@@ -210,13 +249,26 @@ def load(dataset: str, fold: int) -> FoldData:
 
 
 def fit(
-    row: Row, booster: str, data: tuple[str, int], seed: int, lr: float, rounds: int, patience: int
+    row: Row,
+    booster: str,
+    data: tuple[str, int],
+    seed: int,
+    lr: float,
+    rounds: int,
+    patience: int,
+    tree: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Train one (row, booster, (dataset, fold), seed) or read it from the cache.
 
-    Returns vali NDCG@5, trees kept, per-query test NDCG@5 and seconds.
+    ``tree`` overrides the table's tree (:data:`TREE`). Returns vali NDCG@5, trees kept, per-query test
+    NDCG@5 and seconds.
     """
-    params = {**TREE[booster], **row.params.get(booster, {}), "learning_rate": lr * row.lr_factor}
+    params = {
+        **TREE[booster],
+        **(tree or {}),
+        **row.params.get(booster, {}),
+        "learning_rate": lr * row.lr_factor,
+    }
     dataset, fold = data
     if row.objective is lambdamart:
         objective: Any = BUILTIN_LAMBDAMART[booster]
@@ -249,6 +301,37 @@ def fit(
     return out
 
 
+HESSIAN_SCALE_OBJECTIVES: list[tuple[str, dict[str, Any], Callable[[], Any] | None]] = [
+    ("`rank:ndcg` (topk, its default)", {"objective": "rank:ndcg"}, None),
+    ("`rank:ndcg`, pair method mean", {"objective": "rank:ndcg", "lambdarank_pair_method": "mean"}, None),
+    ("`rank:ndcg`, no normalisation", {"objective": "rank:ndcg", "lambdarank_normalization": False}, None),
+    ("stochrank.ndcg(k=5)", {}, lambda: stochrank.ndcg(k=5)),
+    ("stochrank.ndcg(k=10)", {}, lambda: stochrank.ndcg(k=10)),
+]
+
+
+def hessian_scale_table() -> str:
+    """XGBoost's mean Hessian per document at the first tree (root cover / documents), synthetic fold 1.
+
+    The cover of a node is the sum of its documents' Hessians, so the root's over the number of documents
+    is the mean Hessian of the first call: what ``min_child_weight`` (a Hessian sum) is measured in.
+    """
+    import xgboost as xgb
+
+    train = load("synthetic", 1).train
+    rows = []
+    for name, params, objective in HESSIAN_SCALE_OBJECTIVES:
+        matrix = xgb.DMatrix(train.X, train.y, group=train.group, nthread=1)
+        model = xgb.train(
+            {**TREE["xgboost"], "nthread": 1, **params}, matrix, 1, obj=objective and objective()
+        )
+        root = json.loads(model.get_dump(dump_format="json", with_stats=True)[0])
+        mean = root["cover"] / train.y.size
+        rows.append([name, f"{mean:.4f}", f"{1 / mean:.0f}"])
+    headers = ["objective", "mean Hessian per document", "documents in min_child_weight = 1"]
+    return markdown_table(headers, rows, "lrr")
+
+
 def difference(q: np.ndarray, ref: np.ndarray) -> str:
     """Mean per-query difference q - ref with its paired t and randomization p-values ("—" for itself)."""
     if q is ref:
@@ -257,15 +340,24 @@ def difference(q: np.ndarray, ref: np.ndarray) -> str:
 
 
 def booster_table(
-    booster: str, dataset: str, folds: list[int], seeds: list[int], lr: float, rounds: int, patience: int
+    booster: str,
+    dataset: str,
+    folds: list[int],
+    seeds: list[int],
+    lr: float,
+    rounds: int,
+    patience: int,
+    table_rows: list[Row],
+    tree: dict[str, Any] | None = None,
 ) -> str:
-    """Run every row on one booster and dataset and return its Markdown table."""
+    """Run ``table_rows`` (LambdaMART and the defaults first) on one booster and dataset: a Markdown table."""
     per_query: dict[str, np.ndarray] = {}
     rows = []
-    table_rows = ROWS if dataset == "mq2008" else BUDGET_ROWS
     for row in table_rows:
         runs = {
-            (f, s): fit(row, booster, (dataset, f), s, lr, rounds, patience) for f in folds for s in seeds
+            (f, s): fit(row, booster, (dataset, f), s, lr, rounds, patience, tree)
+            for f in folds
+            for s in seeds
         }
         per_query[row.name] = np.concatenate(
             [np.mean([runs[f, s]["test"] for s in seeds], axis=0) for f in folds]
@@ -277,7 +369,7 @@ def booster_table(
             [row.name, f"{vali:.4f}", f"{per_query[row.name].mean():.4f}", f"{trees:.0f}", f"{seconds:.1f}"]
         )
         print(f"{booster:9s} {row.name:60s} vali {vali:.4f} test {rows[-1][2]}", flush=True)
-    base, default = per_query[ROWS[0].name], per_query[ROWS[1].name]
+    base, default = per_query[table_rows[0].name], per_query[table_rows[1].name]
     for line, row in zip(rows, table_rows, strict=True):
         q = per_query[row.name]
         line += [difference(q, base), difference(q, default)]
@@ -285,7 +377,7 @@ def booster_table(
     headers = ["row", "vali NDCG@5", "test NDCG@5", "trees", "fit s", "Δ vs LambdaMART (p t / rand.)",
                "Δ vs defaults (p t / rand.)", "MDD vs LambdaMART"]  # fmt: skip
     title = f"**{dataset}, {booster} (LambdaMART = `{BUILTIN_LAMBDAMART[booster]}`), learning rate {lr}"
-    title += f", ≤ {rounds} trees**"
+    title += f", ≤ {rounds} trees" + "".join(f", {key} {value}" for key, value in (tree or {}).items()) + "**"
     return f"{title}\n\n" + markdown_table(headers, rows, "lrrrrrrr")
 
 
@@ -300,17 +392,21 @@ def main() -> None:
     seeds = list(range(args.seeds))
     start = time.perf_counter()
     tables = [
-        booster_table(b, "mq2008", folds, seeds, LEARNING_RATE, rounds, patience) for b in args.boosters
+        booster_table(b, "mq2008", folds, seeds, LEARNING_RATE, rounds, patience, ROWS) for b in args.boosters
     ]
     n_queries = sum(int(np.sum(~empty_queries(load_fold("mq2008", f, None, None, None).test))) for f in folds)
     budget_folds, budget_seeds = ([1], [0]) if args.quick else ([1, 2], [0, 1])
     budgets = [  # (0.1, 100): LGBMRanker's defaults
-        ("lightgbm", 0.1, 100), ("lightgbm", 0.02, rounds), ("lightgbm", LEARNING_RATE, rounds),
-        ("xgboost", LEARNING_RATE, rounds),
+        ("lightgbm", 0.1, 100, BUDGET_ROWS, None), ("lightgbm", 0.02, rounds, BUDGET_ROWS, None),
+        ("lightgbm", LEARNING_RATE, rounds, BUDGET_ROWS, None),
+        ("xgboost", LEARNING_RATE, rounds, BUDGET_ROWS, None),
+        ("xgboost", LEARNING_RATE, rounds, MIN_LEAF_WEIGHT_ROWS, {"max_depth": 10}),
     ]  # fmt: skip
     budget = [
-        booster_table(booster, "synthetic", budget_folds, budget_seeds, lr, min(trees, rounds), patience)
-        for booster, lr, trees in budgets
+        booster_table(
+            booster, "synthetic", budget_folds, budget_seeds, lr, min(trees, rounds), patience, rows, tree
+        )
+        for booster, lr, trees, rows, tree in budgets
         if booster in args.boosters
     ]
     minutes = (time.perf_counter() - start) / 60
@@ -328,12 +424,18 @@ def main() -> None:
             "**Where the tree budget binds** (SYNTHETIC: `stochrank.datasets.synthetic.nonlinear_mslr`, "
             f"{' / '.join(map(str, SYNTHETIC_SIZES))} train / vali / test queries per data fold, "
             f"independent draws for folds {', '.join(map(str, budget_folds))}, seeds "
-            f"{', '.join(map(str, budget_seeds))}; LightGBM as above (the last table XGBoost), the same "
+            f"{', '.join(map(str, budget_seeds))}; LightGBM as above (the last two tables XGBoost, the "
+            "second at depth 10 with XGBoost's minimum leaf weight `min_child_weight`, a Hessian sum whose "
+            "unit per method the last table gives), the same "
             "learning rate for every row unless the row says otherwise; the first table is `LGBMRanker`'s "
             "defaults, learning rate 0.1 and 100 trees). Newton leaves x 2 hand the booster twice the "
             "gradient, which for LightGBM (no L2, no minimum split gain) is the same model as twice the "
             "learning rate up to rounding: the third and fourth rows should agree.",
             *budget,
+            "XGBoost's mean Hessian per document at the first tree (root cover over the number of "
+            f"documents; synthetic fold 1, {SYNTHETIC_SIZES[0]} training queries, depth 6): the unit "
+            "of `min_child_weight`.",
+            hessian_scale_table(),
             "trees: mean kept by early stopping; fit s: mean seconds per fit (from the run that trained it). "
             f"Wall time of this call {minutes:.0f} min (fits cached in `bench_runs/levers` are not "
             "retrained).",
