@@ -33,7 +33,7 @@ per document at the first tree (root cover over documents, by its pair settings)
 construction, so the default asks of a ``rank:ndcg`` leaf 6-64 documents' worth of curvature and of a
 stochrank leaf one.
 
-    nice -n 15 python benchmarks/quality_levers.py                    # RESULTS.md (~60 min cold, 2 cores)
+    nice -n 15 python benchmarks/quality_levers.py    # RESULTS.md (~2 h 15 min cold, 2 shared cores)
     nice -n 15 python benchmarks/quality_levers.py --boosters lightgbm --seeds 1 --quick   # smoke, no write
 
 Fits are cached in ``bench_runs/levers``, keyed by the objective (class and repr: settings and seed), the
@@ -60,7 +60,7 @@ from stochrank.bench.methods import Recipe
 from stochrank.bench.protocol import load_fold
 from stochrank.bench.results import markdown_table, section_header
 from stochrank.bench.stats import minimum_detectable_difference, paired_randomization, paired_t
-from stochrank.bench.trainers import TRAINERS, FitSettings, FoldData, empty_queries
+from stochrank.bench.trainers import TRAINERS, FitSettings, FoldData, empty_queries, mean_hessian_per_document
 from stochrank.datasets.synthetic import nonlinear_mslr
 from stochrank.metrics import ndcg
 from stochrank.objectives.stochastic_rank import StochasticRankObjective
@@ -106,35 +106,41 @@ class ScaledStep(StochasticRankObjective):
         return ascent._replace(gradient=ascent.gradient * self.factor)
 
 
-class SpreadScaledNoise(StochasticRankObjective):
-    """Noise of query q scaled to sigma * sqrt(1 + (rho * sd_q / sigma)^2); the experiment rows."""
+class NoiseScaled(StochasticRankObjective):
+    """Noise ``c * sigma`` for a factor ``c`` the subclass gives (per document or one for all); the rows."""
 
-    rho = 0.3
+    def _noise_factor(self, scores: Any, info: Any, call: int) -> Any:
+        raise NotImplementedError
 
     def _ascent(self, scores: Any, info: Any, encoding: Any, call: int) -> Any:
-        # Noise sigma_q on scores f is noise sigma on f / c_q (c_q = sigma_q / sigma): the gradient in f
-        # is the one in f / c_q divided by c_q, the curvature divided by c_q^2.
-        sizes = np.diff(info.offsets)
-        starts = info.offsets[:-1]
-        mean = np.add.reduceat(scores, starts) / sizes
-        spread = np.sqrt(np.maximum(np.add.reduceat(scores * scores, starts) / sizes - mean * mean, 0.0))
-        sigma = self.smoothing.sigma
-        c = np.repeat(np.sqrt(1.0 + (self.rho * spread / sigma) ** 2), sizes)
+        # Noise c * sigma on scores f is noise sigma on f / c: the gradient in f is the one in f / c
+        # divided by c, the curvature divided by c^2.
+        c = self._noise_factor(scores, info, call)
         ascent = super()._ascent(scores / c, info, encoding, call)
         return ascent._replace(gradient=ascent.gradient / c, curvature=ascent.curvature / (c * c))
 
 
-class AnnealedNoise(StochasticRankObjective):
+class SpreadScaledNoise(NoiseScaled):
+    """Noise of query q scaled to sigma * sqrt(1 + (rho * sd_q / sigma)^2); the experiment rows."""
+
+    rho = 0.3
+
+    def _noise_factor(self, scores: Any, info: Any, call: int) -> Any:
+        sizes = np.diff(info.offsets)
+        starts = info.offsets[:-1]
+        mean = np.add.reduceat(scores, starts) / sizes
+        spread = np.sqrt(np.maximum(np.add.reduceat(scores * scores, starts) / sizes - mean * mean, 0.0))
+        return np.repeat(np.sqrt(1.0 + (self.rho * spread / self.smoothing.sigma) ** 2), sizes)
+
+
+class AnnealedNoise(NoiseScaled):
     """Noise sigma * (1 + (start - 1) * exp(-call / tau)) at the call-th booster call; the experiment rows."""
 
     start = 3.0
     tau = 50.0
 
-    def _ascent(self, scores: Any, info: Any, encoding: Any, call: int) -> Any:
-        # As SpreadScaledNoise, with one factor c for every query: the gradient at noise c * sigma.
-        c = 1.0 + (self.start - 1.0) * np.exp(-call / self.tau)
-        ascent = super()._ascent(scores / c, info, encoding, call)
-        return ascent._replace(gradient=ascent.gradient / c, curvature=ascent.curvature / (c * c))
+    def _noise_factor(self, scores: Any, info: Any, call: int) -> Any:
+        return 1.0 + (self.start - 1.0) * np.exp(-call / self.tau)
 
 
 def variant(cls: type[ExperimentT], k: int = K, **setting: float) -> Callable[[int], ExperimentT]:
@@ -301,20 +307,20 @@ def fit(
     return out
 
 
-HESSIAN_SCALE_OBJECTIVES: list[tuple[str, dict[str, Any], Callable[[], Any] | None]] = [
+HESSIAN_SCALE_OBJECTIVES: list[tuple[str, dict[str, Any], Any]] = [
     ("`rank:ndcg` (topk, its default)", {"objective": "rank:ndcg"}, None),
     ("`rank:ndcg`, pair method mean", {"objective": "rank:ndcg", "lambdarank_pair_method": "mean"}, None),
     ("`rank:ndcg`, no normalisation", {"objective": "rank:ndcg", "lambdarank_normalization": False}, None),
-    ("stochrank.ndcg(k=5)", {}, lambda: stochrank.ndcg(k=5)),
-    ("stochrank.ndcg(k=10)", {}, lambda: stochrank.ndcg(k=10)),
+    ("stochrank.ndcg(k=5)", {}, stochrank.ndcg(k=5)),
+    ("stochrank.ndcg(k=10)", {}, stochrank.ndcg(k=10)),
 ]
 
 
 def hessian_scale_table() -> str:
     """XGBoost's mean Hessian per document at the first tree (root cover / documents), synthetic fold 1.
 
-    The cover of a node is the sum of its documents' Hessians, so the root's over the number of documents
-    is the mean Hessian of the first call: what ``min_child_weight`` (a Hessian sum) is measured in.
+    What ``min_child_weight`` (a Hessian sum) is measured in; the bench's XGBoost space converts its
+    minimum leaf size in documents with the same function.
     """
     import xgboost as xgb
 
@@ -322,11 +328,7 @@ def hessian_scale_table() -> str:
     rows = []
     for name, params, objective in HESSIAN_SCALE_OBJECTIVES:
         matrix = xgb.DMatrix(train.X, train.y, group=train.group, nthread=1)
-        model = xgb.train(
-            {**TREE["xgboost"], "nthread": 1, **params}, matrix, 1, obj=objective and objective()
-        )
-        root = json.loads(model.get_dump(dump_format="json", with_stats=True)[0])
-        mean = root["cover"] / train.y.size
+        mean = mean_hessian_per_document({**TREE["xgboost"], "nthread": 1, **params}, matrix, objective)
         rows.append([name, f"{mean:.4f}", f"{1 / mean:.0f}"])
     headers = ["objective", "mean Hessian per document", "documents in min_child_weight = 1"]
     return markdown_table(headers, rows, "lrr")

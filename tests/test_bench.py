@@ -35,7 +35,7 @@ from stochrank.bench.report import MethodSummary, Summary, _adjust, _fmt_p, _ver
 from stochrank.bench.selection import ranked_by_validation, select_finalists
 from stochrank.bench.stats import holm, paired_randomization, paired_t
 from stochrank.bench.target import Target
-from stochrank.bench.trainers import TRAINERS, FitSettings, empty_queries
+from stochrank.bench.trainers import TRAINERS, FitSettings, empty_queries, mean_hessian_per_document
 from stochrank.datasets import load, synthetic
 
 from .naive import naive_holm_rejections
@@ -591,6 +591,41 @@ def test_lightgbm_kept_model_skips_iterations_that_stored_no_tree() -> None:
     vali = metrics.ndcg(data.vali.y, fit.vali_scores, data.vali.group, k=5, ties="worst", empty="skip")
     assert fit.best_iteration >= 4  # empty iterations (every third) came before the kept one
     assert fit.curve[fit.best_iteration - 1] == pytest.approx(vali, abs=1e-12)
+
+
+@pytest.mark.parametrize("objective", ["rank:ndcg", "stochrank"])
+def test_xgboost_minimum_leaf_size_is_documents_times_the_methods_mean_hessian(objective: str) -> None:
+    """XGBoost's space draws min_leaf_documents; the trainer fits exactly as with min_child_weight = that
+    many times the method's mean Hessian per document, measured without advancing the objective's call
+    count (which seeds its noise); stochrank's mean is its own Hessians' mean at the first call."""
+    import xgboost as xgb
+
+    data = load_fold("mq2008", 1, None, None, 80)
+    base = {"learning_rate": 0.3, "max_depth": 6, "reg_lambda": 1.0}
+    settings = FitSettings(12, 12, 5)
+
+    def recipe() -> Recipe:
+        if objective == "stochrank":
+            return Recipe({}, objective=stochrank.ndcg(k=5, seed=3))
+        return Recipe({"objective": "rank:ndcg"})
+
+    params = {**base, "objective": "rank:ndcg", "tree_method": "hist", "nthread": 1, "seed": 0}
+    if objective == "stochrank":
+        params["base_score"] = 0.0
+    train = xgb.DMatrix(data.train.X, data.train.y, group=data.train.group, nthread=1)
+    mean = mean_hessian_per_document(params, train, recipe().objective)
+    if objective == "stochrank":
+        _, hess = stochrank.ndcg(k=5, seed=3)(np.zeros(train.num_row()), train)
+        assert mean == pytest.approx(float(np.mean(hess)), rel=1e-5)
+    else:
+        assert mean < 0.5  # lambda Hessians: one leaf weight would count a different number of documents
+    documents = 20
+    fit = TRAINERS["xgboost"](recipe(), {**base, "min_leaf_documents": documents}, data, 0, settings)
+    weight = {**base, "min_child_weight": documents * mean}
+    same = TRAINERS["xgboost"](recipe(), weight, data, 0, settings)
+    np.testing.assert_array_equal(fit.test_scores, same.test_scores)
+    default = TRAINERS["xgboost"](recipe(), base, data, 0, settings)
+    assert not np.array_equal(fit.test_scores, default.test_scores)  # the constraint binds here
 
 
 def test_same_booster_pairs_name_each_boosters_lambdamart() -> None:

@@ -35,8 +35,8 @@ Chosen here, not the paper's:
   smoothing against the score scale. The paper draws mu log-uniform on [1e-2, 10] (for StochasticRank-R1);
   this benchmark does not, because with mu = 10 training on MQ2008 stops after about 4 trees (measured),
   so a large share of the paper's range would spend the budget on dead configurations;
-* LightGBM's ``num_leaves`` log-uniform on [8, 256] and ``min_data_in_leaf`` on [1, 200] (the paper tunes
-  CatBoost's symmetric trees, which have neither);
+* LightGBM's ``num_leaves`` log-uniform on [8, 256] and ``min_data_in_leaf`` on [1, 200], XGBoost's
+  ``min_leaf_documents`` on [1, 200] (below; the paper tunes CatBoost's symmetric trees, which have neither);
 * LambdaMART's own knobs: LightGBM ``lambdarank_truncation_level`` log-uniform on {3..40} (spans LightGBM's
   advice k + 3 for k <= 10 and its default 30) and ``lambdarank_norm`` {true, false}; XGBoost
   ``lambdarank_pair_method`` {topk, mean}, ``lambdarank_num_pair_per_sample`` log-uniform on {1..40} (the
@@ -45,13 +45,16 @@ Chosen here, not the paper's:
   lambdas scale with sigmoid and their Hessians with its square, so it rescales the first steps, which the
   learning rate already spans.
 
-XGBoost's ``min_child_weight`` is left at its default: it is a sum of Hessians, and the Hessians of
-``rank:ndcg`` (lambda derivatives) and of stochrank (normalised to mean 1 per document) live on different
-scales, so one range would favour one of them. The default favours ``rank:ndcg``: it asks its leaves for
-6-64 documents' worth of curvature and stochrank's for one, and at depth 10 on 2,000 generated queries
-stochrank gained 0.007-0.008 test NDCG@5 from ``min_child_weight=50`` (benchmarks/RESULTS.md "Quality
-levers"). A minimum leaf size in documents for every method (the weight times each method's mean Hessian per
-document) is the fair remedy; it is not in the space yet, so the tuned XGBoost rows do not have it.
+XGBoost has no minimum number of documents per leaf, only ``min_child_weight``, a sum of Hessians, and the
+Hessians of ``rank:ndcg`` (lambda derivatives) and of stochrank (normalised to mean 1 per document) live on
+different scales: XGBoost's default weight 1 asks a ``rank:ndcg`` leaf for 6-64 documents' worth of
+curvature and a stochrank leaf for one, and at depth 10 on 2,000 generated queries stochrank gained
+0.007-0.008 test NDCG@5 from ``min_child_weight=50`` (benchmarks/RESULTS.md "Quality levers"). So XGBoost's
+space draws a **minimum leaf size in documents**, ``min_leaf_documents`` log-uniform on {1..200} as
+LightGBM's ``min_data_in_leaf``, and the trainer turns it into ``min_child_weight`` = documents x the
+method's mean Hessian per document at the first tree
+(:func:`stochrank.bench.trainers.mean_hessian_per_document`): the same draw asks every method's leaves for
+the same number of documents' worth of curvature.
 """
 
 from __future__ import annotations
@@ -158,7 +161,12 @@ BOOSTER_SPACES: dict[str, dict[str, Distribution]] = {
         "min_data_in_leaf": LogUniformInt(1, 200),
         "lambda_l2": L2,
     },
-    "xgboost": {"learning_rate": LEARNING_RATE, "max_depth": DEPTH, "reg_lambda": L2},
+    "xgboost": {
+        "learning_rate": LEARNING_RATE,
+        "max_depth": DEPTH,
+        "reg_lambda": L2,
+        "min_leaf_documents": LogUniformInt(1, 200),
+    },
     "catboost": {"learning_rate": LEARNING_RATE, "depth": DEPTH, "l2_leaf_reg": L2},
 }
 
