@@ -43,6 +43,7 @@ a fit learns), so a re-run only trains what is missing.
 
 from __future__ import annotations
 
+import abc
 import argparse
 import functools
 import hashlib
@@ -109,8 +110,9 @@ class ScaledStep(StochasticRankObjective):
 class NoiseScaled(StochasticRankObjective):
     """Noise ``c * sigma`` for a factor ``c`` the subclass gives (per document or one for all); the rows."""
 
+    @abc.abstractmethod
     def _noise_factor(self, scores: Any, info: Any, call: int) -> Any:
-        raise NotImplementedError
+        """The factor c: an array aligned with ``scores`` or one number."""
 
     def _ascent(self, scores: Any, info: Any, encoding: Any, call: int) -> Any:
         # Noise c * sigma on scores f is noise sigma on f / c: the gradient in f is the one in f / c

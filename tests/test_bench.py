@@ -593,7 +593,7 @@ def test_lightgbm_kept_model_skips_iterations_that_stored_no_tree() -> None:
     assert fit.curve[fit.best_iteration - 1] == pytest.approx(vali, abs=1e-12)
 
 
-@pytest.mark.parametrize("objective", ["rank:ndcg", "stochrank"])
+@pytest.mark.parametrize("objective", ["rank:ndcg", "rank:map", "stochrank"])
 def test_xgboost_minimum_leaf_size_is_documents_times_the_methods_mean_hessian(objective: str) -> None:
     """XGBoost's space draws min_leaf_documents; the trainer fits exactly as with min_child_weight = that
     many times the method's mean Hessian per document, measured without advancing the objective's call
@@ -607,18 +607,23 @@ def test_xgboost_minimum_leaf_size_is_documents_times_the_methods_mean_hessian(o
     def recipe() -> Recipe:
         if objective == "stochrank":
             return Recipe({}, objective=stochrank.ndcg(k=5, seed=3))
-        return Recipe({"objective": "rank:ndcg"})
+        return Recipe({"objective": objective}, binary_labels=objective == "rank:map")
 
     params = {**base, "objective": "rank:ndcg", "tree_method": "hist", "nthread": 1, "seed": 0}
     if objective == "stochrank":
         params["base_score"] = 0.0
-    train = xgb.DMatrix(data.train.X, data.train.y, group=data.train.group, nthread=1)
+    else:
+        params["objective"] = objective
+    labels = (data.train.y > 0).astype(np.float64) if objective == "rank:map" else data.train.y
+    train = xgb.DMatrix(data.train.X, labels, group=data.train.group, nthread=1)
     mean = mean_hessian_per_document(params, train, recipe().objective)
     if objective == "stochrank":
         _, hess = stochrank.ndcg(k=5, seed=3)(np.zeros(train.num_row()), train)
         assert mean == pytest.approx(float(np.mean(hess)), rel=1e-5)
     else:
-        assert mean < 0.5  # lambda Hessians: one leaf weight would count a different number of documents
+        # lambda Hessians (0.016-0.17 per document on generated data): one leaf weight would count 6-64
+        # times as many documents for LambdaMART as for stochrank
+        assert 0.01 < mean < 0.2
     documents = 20
     fit = TRAINERS["xgboost"](recipe(), {**base, "min_leaf_documents": documents}, data, 0, settings)
     weight = {**base, "min_child_weight": documents * mean}

@@ -309,7 +309,11 @@ def protocol_text(summary: Summary) -> str:
         (f"- Random search, **{p.budget} configurations per method** (the same number for every method), "
         "tuned with the first seed; booster parameters are drawn from one stream per booster, so every "
         "method on a booster gets the same configurations."),
-        f"- Booster spaces: {spaces}.",
+        f"- Booster spaces: {spaces}."
+        + (" XGBoost's min_leaf_documents is a minimum leaf weight in documents' worth of curvature at the "
+           "first tree, the same for every method: it is passed as min_child_weight = min_leaf_documents x "
+           "the method's mean Hessian per document at the first tree, whose scale differs by objective."
+           if "xgboost" in boosters else ""),
         f"- Method spaces: {own or 'none'}."
         + (f" {', '.join(f'`{m}`' for m in newton)} run the objective's defaults (mu = 0, sigma = 1) "
            "except for the training cut-off, drawn as LambdaMART's truncation level is"

@@ -36,7 +36,7 @@ Chosen here, not the paper's:
   this benchmark does not, because with mu = 10 training on MQ2008 stops after about 4 trees (measured),
   so a large share of the paper's range would spend the budget on dead configurations;
 * LightGBM's ``num_leaves`` log-uniform on [8, 256] and ``min_data_in_leaf`` on [1, 200], XGBoost's
-  ``min_leaf_documents`` on [1, 200] (below; the paper tunes CatBoost's symmetric trees, which have neither);
+  ``min_leaf_documents`` on [1, 200] (below; the paper tunes CatBoost's symmetric trees, which have none);
 * LambdaMART's own knobs: LightGBM ``lambdarank_truncation_level`` log-uniform on {3..40} (spans LightGBM's
   advice k + 3 for k <= 10 and its default 30) and ``lambdarank_norm`` {true, false}; XGBoost
   ``lambdarank_pair_method`` {topk, mean}, ``lambdarank_num_pair_per_sample`` log-uniform on {1..40} (the
@@ -50,11 +50,13 @@ Hessians of ``rank:ndcg`` (lambda derivatives) and of stochrank (normalised to m
 different scales: XGBoost's default weight 1 asks a ``rank:ndcg`` leaf for 6-64 documents' worth of
 curvature and a stochrank leaf for one, and at depth 10 on 2,000 generated queries stochrank gained
 0.007-0.008 test NDCG@5 from ``min_child_weight=50`` (benchmarks/RESULTS.md "Quality levers"). So XGBoost's
-space draws a **minimum leaf size in documents**, ``min_leaf_documents`` log-uniform on {1..200} as
-LightGBM's ``min_data_in_leaf``, and the trainer turns it into ``min_child_weight`` = documents x the
-method's mean Hessian per document at the first tree
+space draws a **minimum leaf weight in documents' worth of curvature**, ``min_leaf_documents``
+log-uniform on {1..200} (the range of LightGBM's ``min_data_in_leaf``), and the trainer turns it into
+``min_child_weight`` = documents x the method's mean Hessian per document at the first tree
 (:func:`stochrank.bench.trainers.mean_hessian_per_document`): the same draw asks every method's leaves for
-the same number of documents' worth of curvature.
+the same number of documents' worth of curvature at the first tree. It is not a document count, and
+later in training the two scales drift apart again: ``rank:ndcg``'s Hessians follow the margins of its
+pairs (a pair ordered with a wide margin adds little), stochrank's are renormalised to mean 1 at every call.
 """
 
 from __future__ import annotations

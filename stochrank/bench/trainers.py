@@ -176,7 +176,11 @@ def train_lightgbm(
 def train_xgboost(
     recipe: Recipe, booster: Mapping[str, Any], data: FoldData, seed: int, settings: FitSettings
 ) -> Fit:
-    """Fit ``xgb.train`` (hist trees); a callable objective goes to ``obj=`` with no intercept fitted."""
+    """Fit ``xgb.train`` (hist trees); a callable objective goes to ``obj=`` with no intercept fitted.
+
+    A ``min_leaf_documents`` entry of ``booster`` becomes ``min_child_weight`` = that many times the
+    method's :func:`mean_hessian_per_document` (the bench's XGBoost space, :mod:`~stochrank.bench.spaces`).
+    """
     import xgboost as xgb
 
     threads = settings.threads
@@ -217,12 +221,14 @@ def mean_hessian_per_document(params: Mapping[str, Any], train: Any, objective: 
     (normalised to mean 1 over the documents with curvature) differ by up to 60 times, and one weight asks
     their leaves for different numbers of documents. One tree is trained with ``params`` on ``train`` (an
     ``xgboost.DMatrix``), with a deep copy of the callable ``objective`` (None: the built-in one the
-    parameters name) so that the objective's own call count, which seeds its noise, is left untouched.
+    parameters name) so that the objective's own call count, which seeds its noise, is left untouched
+    (stochrank objectives deep-copy into fresh ones; a plain function is copied by reference). Row
+    subsampling is switched off for the measurement: unsampled rows would add no Hessian to the cover.
     """
     import xgboost as xgb
 
     obj = None if objective is None else copy.deepcopy(objective)
-    model = xgb.train({**params, "min_child_weight": 0.0}, train, 1, obj=obj)
+    model = xgb.train({**params, "min_child_weight": 0.0, "subsample": 1.0}, train, 1, obj=obj)
     root = json.loads(model.get_dump(dump_format="json", with_stats=True)[0])
     cover: float = root["cover"]
     return cover / int(train.num_row())
