@@ -68,7 +68,7 @@ def booster_table(summary: Summary) -> str:
         verdict = ("**win**" if diffs[i] > 0 else "**loss**") if significant else "tie"
         rows.append([
             f"`{name}`", f"`{base}`", f"{by_name[name].means[m]:.4f}", f"{by_name[base].means[m]:.4f}",
-            f"{diffs[i]:+.4f}", f"{p_t[i]:.3g} / {p_rand[i]:.3g}", f"{h_t[i]:.3g} / {h_rand[i]:.3g}",
+            f"{diffs[i]:+.4f}", f"{p_t[i]:#.3g} / {p_rand[i]:#.3g}", f"{h_t[i]:#.3g} / {h_rand[i]:#.3g}",
             f"{mdd[i]:.4f}", verdict,
         ])  # fmt: skip
     header = ["stochrank", "same-booster baseline", f"test {m}", "baseline", "Δ", "p (t / rand.)",
