@@ -11,7 +11,7 @@ from .methods import BASELINE, METHODS
 from .pairs import booster_table, resolution_table
 from .protocol import Outcome
 from .results import markdown_table
-from .spaces import BOOSTER_SPACES, NEWTON_SPACE
+from .spaces import BOOSTER_SPACES, NEWTON_SPACE, SPACE_NOTES
 from .stats import (
     ALPHA,
     N_RESAMPLES,
@@ -309,11 +309,7 @@ def protocol_text(summary: Summary) -> str:
         (f"- Random search, **{p.budget} configurations per method** (the same number for every method), "
         "tuned with the first seed; booster parameters are drawn from one stream per booster, so every "
         "method on a booster gets the same configurations."),
-        f"- Booster spaces: {spaces}."
-        + (" XGBoost's min_leaf_documents is a minimum leaf weight in documents' worth of curvature at the "
-           "first tree, the same for every method: it is passed as min_child_weight = min_leaf_documents x "
-           "the method's mean Hessian per document at the first tree, whose scale differs by objective."
-           if "xgboost" in boosters else ""),
+        f"- Booster spaces: {spaces}." + "".join(f" {SPACE_NOTES[b]}" for b in SPACE_NOTES if b in boosters),
         f"- Method spaces: {own or 'none'}."
         + (f" {', '.join(f'`{m}`' for m in newton)} run the objective's defaults (mu = 0, sigma = 1) "
            "except for the training cut-off, drawn as LambdaMART's truncation level is"

@@ -73,6 +73,7 @@ __all__ = [
     "NEWTON_SPACE",
     "SGLB_SPACE",
     "SIGMA",
+    "SPACE_NOTES",
     "TRAINING_CUTOFF",
     "UNIT_SPACE",
     "XGB_LAMBDARANK_SPACE",
@@ -170,6 +171,13 @@ BOOSTER_SPACES: dict[str, dict[str, Distribution]] = {
         "min_leaf_documents": LogUniformInt(1, 200),
     },
     "catboost": {"learning_rate": LEARNING_RATE, "depth": DEPTH, "l2_leaf_reg": L2},
+}
+
+# What a booster's space line in the report needs besides the distributions.
+SPACE_NOTES: dict[str, str] = {
+    "xgboost": "XGBoost's min_leaf_documents is a minimum leaf weight in documents' worth of curvature at "
+    "the first tree, the same for every method: it is passed as min_child_weight = min_leaf_documents x the "
+    "method's mean Hessian per document at the first tree, whose scale differs by objective.",
 }
 
 SIGMA = LogUniform(0.1, 10.0)
