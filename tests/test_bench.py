@@ -609,11 +609,10 @@ def test_xgboost_minimum_leaf_size_is_documents_times_the_methods_mean_hessian(o
             return Recipe({}, objective=stochrank.ndcg(k=5, seed=3))
         return Recipe({"objective": objective}, binary_labels=objective == "rank:map")
 
-    params = {**base, "objective": "rank:ndcg", "tree_method": "hist", "nthread": 1, "seed": 0}
-    if objective == "stochrank":
-        params["base_score"] = 0.0
-    else:
-        params["objective"] = objective
+    # train_xgboost's parameters: a callable objective runs under rank:ndcg with no intercept
+    custom = {"objective": "rank:ndcg", "base_score": 0.0}
+    own = custom if objective == "stochrank" else {"objective": objective}
+    params = {**base, **own, "tree_method": "hist", "nthread": 1, "seed": 0}
     labels = (data.train.y > 0).astype(np.float64) if objective == "rank:map" else data.train.y
     train = xgb.DMatrix(data.train.X, labels, group=data.train.group, nthread=1)
     mean = mean_hessian_per_document(params, train, recipe().objective)
