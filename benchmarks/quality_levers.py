@@ -220,6 +220,7 @@ BUDGET_ROWS = [
     Row("training cut-off k = 20 (judged @5)", sr(k=20)),
     Row("Newton leaves x 2, training cut-off k = 10 (not API)", variant(ScaledStep, k=10, factor=2.0)),
     Row("Newton leaves x 2, training cut-off k = 20 (not API)", variant(ScaledStep, k=20, factor=2.0)),
+    ROWS[5],
     Row("mu = 0.5 (relevance-shifted smoothing)", sr(mu=0.5)),
     Row("mu = 0.9", sr(mu=0.9)),
     Row("noise relative to the query's spread, rho = 0.3 (not API)", variant(SpreadScaledNoise, rho=0.3)),
