@@ -31,7 +31,8 @@ XGBoost trees. The XGBoost table at depth 10 asks whether XGBoost's minimum leaf
 ``min_child_weight`` (a Hessian sum, default 1) is a lever: the Hessians of ``rank:ndcg`` average 0.016-0.17
 per document at the first tree (root cover over documents, by its pair settings), stochrank's 1 by
 construction, so the default asks of a ``rank:ndcg`` leaf 6-64 documents' worth of curvature and of a
-stochrank leaf one.
+stochrank leaf one. The last XGBoost table grows XGBoost's trees leaf-wise with LightGBM's 31 leaves
+(``grow_policy='lossguide'``, no depth limit), to tell the growth policy from the booster's LambdaMART.
 
     nice -n 15 python benchmarks/quality_levers.py    # RESULTS.md (~2 h 15 min cold, 2 shared cores)
     nice -n 15 python benchmarks/quality_levers.py --boosters lightgbm --seeds 1 --quick   # smoke, no write
@@ -245,6 +246,10 @@ MIN_LEAF_WEIGHT_ROWS = [
     Row("training cut-off k = 10, min_child_weight = 10", sr(k=10), min_child_weight(10.0)),
     Row("training cut-off k = 10, min_child_weight = 50", sr(k=10), min_child_weight(50.0)),
 ]
+# XGBoost grown leaf-wise with LightGBM's 31 leaves (no depth limit), as LightGBM grows its trees: does the
+# growth policy, rather than the booster's LambdaMART, set how stochrank stands against it on each booster?
+LEAF_WISE_ROWS = [ROWS[0], ROWS[1], BUDGET_ROWS[4]]
+LEAF_WISE = {"grow_policy": "lossguide", "max_leaves": 31, "max_depth": 0}
 SYNTHETIC_SIZES = (2000, 1000, 2000)  # train / vali / test queries per data fold
 
 
@@ -406,6 +411,7 @@ def main() -> None:
         ("lightgbm", LEARNING_RATE, rounds, BUDGET_ROWS, None),
         ("xgboost", LEARNING_RATE, rounds, BUDGET_ROWS, None),
         ("xgboost", LEARNING_RATE, rounds, MIN_LEAF_WEIGHT_ROWS, {"max_depth": 10}),
+        ("xgboost", LEARNING_RATE, rounds, LEAF_WISE_ROWS, LEAF_WISE),
     ]  # fmt: skip
     budget = [
         booster_table(
@@ -429,9 +435,10 @@ def main() -> None:
             "**Where the tree budget binds** (SYNTHETIC: `stochrank.datasets.synthetic.nonlinear_mslr`, "
             f"{' / '.join(map(str, SYNTHETIC_SIZES))} train / vali / test queries per data fold, "
             f"independent draws for folds {', '.join(map(str, budget_folds))}, seeds "
-            f"{', '.join(map(str, budget_seeds))}; LightGBM as above (the last two tables XGBoost, the "
+            f"{', '.join(map(str, budget_seeds))}; LightGBM as above (the last three tables XGBoost, the "
             "second at depth 10 with XGBoost's minimum leaf weight `min_child_weight`, a Hessian sum whose "
-            "unit per method the last table gives), the same "
+            "unit per method the last table gives, the third grown leaf-wise with LightGBM's 31 leaves and "
+            "no depth limit), the same "
             "learning rate for every row unless the row says otherwise; the first table is `LGBMRanker`'s "
             "defaults, learning rate 0.1 and 100 trees). Newton leaves x 2 hand the booster twice the "
             "gradient, which for LightGBM (no L2, no minimum split gain) is the same model as twice the "
