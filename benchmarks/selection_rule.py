@@ -36,13 +36,13 @@ from _common import write_results_section
 
 from stochrank.bench.__main__ import parse_args
 from stochrank.bench.cache import Run
+from stochrank.bench.pairs import booster_pairs
 from stochrank.bench.protocol import Outcome, run_protocol
 from stochrank.bench.report import pooled_per_query
 from stochrank.bench.results import markdown_table, section_header
 from stochrank.bench.stats import paired_t
 
 NDCG_METHODS = "lgb-lambdarank,sr-lgb,xgb-ndcg,sr-xgb"
-SAME_BOOSTER_PAIRS = (("sr-lgb", "lgb-lambdarank"), ("sr-xgb", "xgb-ndcg"))
 # The tuned comparisons of RESULTS.md with several seeds (with one seed both rules are the same): their
 # bench arguments besides ``--preset full`` (30 configurations x 3 seeds).
 COMPARISONS: tuple[tuple[str, ...], ...] = (
@@ -90,15 +90,26 @@ def compare(argv: Sequence[str]) -> tuple[str, list[list[str]], list[list[str]],
             f"{changed} / {len(folds)}", f"{np.mean(a[keep] - b[keep]):+.4f}",
             f"{paired_t(a[keep], b[keep]):.3f}",
         ])  # fmt: skip
-    paired = paired_configurations(rules[protocol.finalists].runs, protocol.seeds[0], label)
+    pairs = booster_pairs(methods)
+    paired = paired_configurations(rules[protocol.finalists].runs, pairs, protocol.seeds[0], label)
     return f"{protocol.dataset}, {label} (`bench_runs/{out.name}`)", rows, paired, protocol.finalists
 
 
-def paired_configurations(runs: Sequence[Run], seed: int, label: str) -> list[list[str]]:
-    """Pair each stochrank method with its booster's LambdaMART per (fold, configuration), first seed."""
+def paired_configurations(
+    runs: Sequence[Run], pairs: Sequence[tuple[str, str]], seed: int, label: str
+) -> list[list[str]]:
+    """Pair each stochrank method with its booster's LambdaMART per (fold, configuration), first seed.
+
+    ``pairs`` are the (stochrank method, same-booster baseline) pairs of the report
+    (:func:`stochrank.bench.pairs.booster_pairs`).
+    """
+    if not pairs:
+        raise RuntimeError(
+            f"no stochrank method beside its booster's LambdaMART; use --methods {NDCG_METHODS}."
+        )
     first = {(r.method, r.fold, r.config_index): r for r in runs if r.seed == seed}
     rows = []
-    for method, baseline in SAME_BOOSTER_PAIRS:
+    for method, baseline in pairs:
         keys = sorted((f, c) for m, f, c in first if m == method)
         missing = [key for key in keys if (baseline, *key) not in first]
         if not keys or missing:
