@@ -1,0 +1,140 @@
+"""Every real test query at once: the same-booster verdicts pooled over the three real datasets (issue 9).
+
+Each real dataset of the repository alone cannot resolve the differences the tuned comparisons measure
+(minimum detectable differences 0.016 on MQ2008's 564 test queries, 0.025 on LightGBM's example, 0.06 on
+CatBoost's query-wise set). This script asks the question a user with real data asks -- on the booster I
+use, is stochrank better than its LambdaMART? -- of all of them together, from the cached fits of the
+three tuned NDCG@5 comparisons of benchmarks/RESULTS.md (30 configurations x 3 seeds; it trains nothing
+and stops with an error naming the comparison whose bench command has not run). For each stochrank
+method against its booster's LambdaMART:
+
+* per dataset: the comparison's own figures (mean per-query Δ, paired t p-value, MDD);
+* **pooled**: the per-query differences of the three datasets concatenated (every test query with a
+  relevant document counts once, so MQ2008 weighs most), with the bench's paired t and sign-flip
+  randomization tests and MDD; queries are independent across datasets, so the tests stay valid, but the
+  per-query differences of the sets have different spreads;
+* how many test queries with the pooled spread it would take to detect the pooled Δ at 80 % power;
+* **Stouffer**: the three per-dataset t statistics turned into signed z-scores and combined with weights
+  sqrt(queries) (:func:`scipy.stats.combine_pvalues`, two-sided), which standardises each dataset by its
+  own spread.
+
+Holm's correction runs over the two pairs for each test. The pooling was chosen as the natural question
+after the per-dataset verdicts were ties; it is reported as a summary of all the real data, never to pick
+a dataset.
+
+    python benchmarks/pooled_real.py    # ~1 min; after the three bench commands it reads (RESULTS.md)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+from _common import write_results_section
+from scipy import stats
+
+from stochrank.bench.__main__ import parse_args
+from stochrank.bench.pairs import booster_pairs
+from stochrank.bench.protocol import run_protocol
+from stochrank.bench.report import summarize
+from stochrank.bench.results import markdown_table, section_header
+from stochrank.bench.stats import ALPHA, holm, minimum_detectable_difference, paired_randomization, paired_t
+
+METHODS = "lgb-lambdarank,sr-lgb,xgb-ndcg,sr-xgb"
+DATASETS = ("mq2008", "catboost-querywise", "lightgbm-example")
+
+
+def refuse_to_train(items: Iterable[Any], total: int, label: str) -> Iterable[Any]:
+    """The progress hook of :func:`run_protocol`, called only when fits are missing from the cache."""
+    raise RuntimeError(
+        f"{total} {label} fit(s) are not in the cache; run the bench command of this comparison first "
+        "(benchmarks/RESULTS.md), this script only reads its fits."
+    )
+
+
+def differences(dataset: str) -> dict[tuple[str, str], np.ndarray]:
+    """Per-query test NDCG@5 differences of each same-booster pair of one comparison (NaN pairs dropped)."""
+    protocol, methods, out, _ = parse_args(
+        ["--preset", "full", "--jobs", "1", "--dataset", dataset, "--methods", METHODS]
+    )
+    summary = summarize(run_protocol(protocol, methods, out / "runs", refuse_to_train), n_resamples=1)
+    per_query = {s.name: s.per_query[summary.primary] for s in summary.methods}
+    out_pairs = {}
+    for method, baseline in booster_pairs(methods):
+        d = per_query[method] - per_query[baseline]
+        out_pairs[method, baseline] = d[~np.isnan(d)]
+    return out_pairs
+
+
+def stouffer(parts: Sequence[np.ndarray]) -> float:
+    """Two-sided p-value of the sqrt(n)-weighted Stouffer combination of the per-dataset paired t-tests."""
+    z = []
+    for d in parts:
+        t = stats.ttest_1samp(d, 0.0)
+        z.append(float(stats.norm.isf(stats.t.sf(t.statistic, d.size - 1))))  # signed: > 0 when Δ > 0
+    weights = np.sqrt([d.size for d in parts])
+    combined = float(np.dot(weights, z) / np.sqrt(np.sum(weights**2)))
+    return float(2 * stats.norm.sf(abs(combined)))
+
+
+def queries_to_detect(d: np.ndarray) -> int:
+    """Test queries whose MDD would reach |mean(d)| at this spread: ((z_0.975 + z_0.8) sd / Δ)^2."""
+    factor = float(stats.norm.isf(0.025) + stats.norm.isf(0.2))
+    return int(np.ceil((factor * np.std(d, ddof=1) / abs(d.mean())) ** 2))
+
+
+def mdd(d: np.ndarray) -> float:
+    """The minimum detectable difference of a paired comparison with these per-query differences."""
+    return minimum_detectable_difference(d, np.zeros_like(d))
+
+
+def main() -> None:
+    """Print (and write to RESULTS.md) the per-dataset and pooled same-booster comparisons."""
+    by_dataset = {dataset: differences(dataset) for dataset in DATASETS}
+    pairs = list(by_dataset[DATASETS[0]])
+    pooled = {pair: np.concatenate([by_dataset[d][pair] for d in DATASETS]) for pair in pairs}
+    p_t = [paired_t(pooled[pair], np.zeros_like(pooled[pair])) for pair in pairs]
+    p_rand = [paired_randomization(pooled[pair], np.zeros_like(pooled[pair])) for pair in pairs]
+    p_z = [stouffer([by_dataset[d][pair] for d in DATASETS]) for pair in pairs]
+    h_t, h_rand, h_z = holm(p_t), holm(p_rand), holm(p_z)
+    rows = []
+    for i, pair in enumerate(pairs):
+        name = f"`{pair[0]}` − `{pair[1]}`"
+        for dataset in DATASETS:
+            d = by_dataset[dataset][pair]
+            p = paired_t(d, np.zeros_like(d))
+            rows.append(
+                [name, dataset, str(d.size), f"{d.mean():+.4f}", f"{p:.3f}", "", f"{mdd(d):.4f}", "", ""]
+            )
+        d = pooled[pair]
+        significant = h_t[i] < ALPHA and h_rand[i] < ALPHA
+        verdict = ("**win**" if d.mean() > 0 else "**loss**") if significant else "tie"
+        rows.append([
+            name, "**pooled**", str(d.size), f"{d.mean():+.4f}",
+            f"{p_t[i]:.3f} / {p_rand[i]:.3f} (Holm {h_t[i]:.3f} / {h_rand[i]:.3f})",
+            f"{p_z[i]:.3f} (Holm {h_z[i]:.3f})", f"{mdd(d):.4f}", f"{queries_to_detect(d):,}", verdict,
+        ])  # fmt: skip
+    header = ["pair (same booster)", "dataset", "test queries", "Δ NDCG@5", "p (t / rand.)",
+              "p (Stouffer)", "MDD", "queries to detect Δ", "verdict"]  # fmt: skip
+    body = "\n\n".join(
+        [
+            section_header("All real test queries at once: same-booster verdicts pooled (issue 9)"),
+            "Test NDCG@5 of each stochrank method against its booster's LambdaMART in the three tuned real "
+            "comparisons above (`python -m stochrank.bench --preset full --dataset D --methods "
+            f"{METHODS}`, 30 configurations × 3 seeds, D = {', '.join(DATASETS)}): mean per-query Δ (seeds "
+            "averaged), paired p-values and MDD (80 % power, two-sided 5 %) per dataset and pooled over "
+            "every test query of the three; Stouffer: the per-dataset t-tests combined with weights "
+            "√queries. Holm over the two pairs per test; a pooled verdict needs both the t and the "
+            "randomization p below 0.05 after Holm, as in the comparisons. Queries to detect Δ: how many "
+            "test queries with the pooled spread of per-query differences would bring the MDD down to "
+            "the pooled |Δ| (normal quantiles).",
+            markdown_table(header, rows, "llrrrrrrl"),
+        ]
+    )
+    print(body)
+    write_results_section("pooled_real", body)
+
+
+if __name__ == "__main__":
+    main()
