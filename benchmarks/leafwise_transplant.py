@@ -1,0 +1,216 @@
+"""Does depth-wise growth cost stochrank the synthetic XGBoost comparison? LightGBM's tuned trees on XGBoost.
+
+On the generated data (``--dataset synthetic-nonlinear``) stochrank beats LambdaMART on LightGBM trees
+and loses to ``rank:ndcg`` on XGBoost trees (benchmarks/RESULTS.md), and the selected ``sr-xgb`` trails
+the selected ``sr-lgb`` by 0.0023 NDCG@5. The bench's XGBoost space grows trees depth-wise (depth 6-10);
+LightGBM's grows them leaf-wise (at most ``num_leaves``, depth 6-10). At fixed settings on smaller
+generated data, stochrank scored the same on LightGBM's and on XGBoost's leaf-wise trees (RESULTS.md,
+Quality levers). This script asks the same of the tuned configurations, without a new search: each of the
+two configurations the tuned comparison selected on LightGBM trees (``sr-lgb``'s and ``lgb-lambdarank``'s,
+chosen on validation by the bench) is grown by XGBoost leaf-wise (``grow_policy='lossguide'``,
+``max_leaves`` = ``num_leaves``, the same ``max_depth``, learning rate and L2, ``min_leaf_documents`` =
+``min_data_in_leaf``: documents' worth of curvature at the first tree, see :mod:`stochrank.bench.spaces`)
+and trained with both XGBoost methods, each with its own knobs as the tuned comparison selected them
+(``sr-xgb``'s training cut-off, ``rank:ndcg``'s pair method, pairs per document and normalisation).
+``lgb-lambdarank``'s configuration (depth 6, at most 230 leaves) is also grown depth-wise, XGBoost's
+default: then it is a point of the bench's own XGBoost space, one its 30 draws did not hold.
+
+Every fit runs the bench's protocol (:func:`stochrank.bench.protocol.fit_run`: at most 1000 trees, early
+stopping after 100 rounds on validation NDCG@5, seeds 0, 1, 2) on the same fold; test NDCG@5 per query,
+seeds averaged, paired t and sign-flip randomization p-values. Nothing here is selected on test: the two
+configurations were fixed by the comparison's validation selection before this script ran.
+
+    python benchmarks/leafwise_transplant.py    # ~35 min on 2 cores; after the synthetic comparison
+
+Fits are cached in ``bench_runs/leafwise-transplant``; the comparison's own fits are read from its cache
+(the script stops with an error when that comparison has not run).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+import numpy as np
+from _common import REPO, write_results_section
+
+from stochrank.bench.__main__ import parse_args
+from stochrank.bench.cache import Run, RunCache
+from stochrank.bench.methods import METHODS
+from stochrank.bench.protocol import Protocol, fit_run, run_protocol
+from stochrank.bench.report import pooled_per_query
+from stochrank.bench.results import markdown_table, section_header
+from stochrank.bench.stats import minimum_detectable_difference, paired_randomization, paired_t
+
+COMPARISON = ("--dataset", "synthetic-nonlinear", "--methods", "lgb-lambdarank,sr-lgb,xgb-ndcg,sr-xgb")
+# Whose selected LightGBM configuration XGBoost grows, and how. lgb-lambdarank's (depth 6, at most 230
+# leaves) has at most 64 leaves either way: grown depth-wise it is a point of the bench's XGBoost space.
+GROWTHS = (("sr-lgb", "lossguide"), ("lgb-lambdarank", "lossguide"), ("lgb-lambdarank", "depthwise"))
+XGBOOST_METHODS = ("sr-xgb", "xgb-ndcg")
+CACHE = REPO / "bench_runs" / "leafwise-transplant"
+
+
+def refuse_to_train(items: Iterable[Any], total: int, label: str) -> Iterable[Any]:
+    """The progress hook of :func:`run_protocol`, called only when fits are missing from the cache."""
+    raise RuntimeError(
+        f"{total} {label} fit(s) of the synthetic comparison are not in the cache; run its bench command "
+        "first (benchmarks/RESULTS.md, synthetic-nonlinear comparison)."
+    )
+
+
+def on_xgboost(lightgbm: dict[str, Any], policy: str) -> dict[str, Any]:
+    """XGBoost's booster parameters for a LightGBM configuration of the bench's space.
+
+    ``policy='lossguide'`` grows at most ``num_leaves`` leaves leaf-wise; ``'depthwise'`` gives exactly a
+    point of the bench's own XGBoost space (XGBoost's default growth, no leaf limit).
+    """
+    booster = {
+        "learning_rate": lightgbm["learning_rate"],
+        "max_depth": lightgbm["max_depth"],
+        "reg_lambda": lightgbm["lambda_l2"],
+        "min_leaf_documents": lightgbm["min_data_in_leaf"],
+    }
+    if policy == "lossguide":
+        booster.update(grow_policy="lossguide", max_leaves=lightgbm["num_leaves"])
+    return booster
+
+
+def train(method: str, index: int, config: dict[str, Any], seed: int, protocol: Protocol) -> Run:
+    """Load the fit from the cache or train and store it (runs in a worker process)."""
+    fold = protocol.folds[0]
+    cache = RunCache(CACHE, protocol)
+    path = cache.path(method, fold, index, config, seed)
+    run = cache.load(path, fold)
+    if run is None:
+        run = fit_run(METHODS[method], index, config, fold, seed, protocol)
+        cache.store(path, run)
+    return run
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Train the transplanted configurations, print the table and write it to RESULTS.md."""
+    protocol, methods, out, _ = parse_args(["--preset", "full", "--jobs", "1", "--threads", "1", *COMPARISON])
+    outcome = run_protocol(protocol, methods, out / "runs", refuse_to_train)
+    (fold,) = protocol.folds
+    label = protocol.target.label
+    selected = {m: outcome.selected[m, fold] for m in methods}
+    tasks = [
+        (method, i, {"booster": on_xgboost(selected[source][0].config["booster"], policy),
+                     "own": selected[method][0].config["own"]}, seed)
+        for i, (source, policy) in enumerate(GROWTHS)
+        for method in XGBOOST_METHODS
+        for seed in protocol.seeds
+    ]  # fmt: skip
+    context = multiprocessing.get_context("spawn")  # the boosters' OpenMP runtimes do not survive a fork
+    with ProcessPoolExecutor(2, mp_context=context) as pool:
+        runs = list(pool.map(train, *zip(*tasks, strict=True), [protocol] * len(tasks)))
+    grown = {
+        (growth, method): [r for r in runs if r.method == method and r.config_index == i]
+        for i, growth in enumerate(GROWTHS)
+        for method in XGBOOST_METHODS
+    }
+    per_query = {key: pooled_per_query(group, protocol.folds)[label] for key, group in grown.items()}
+    bench = {m: pooled_per_query(selected[m], protocol.folds)[label] for m in methods}
+
+    def mean_of(group: list[Run]) -> float:
+        return float(np.mean([r.metric_means()[label] for r in group]))
+
+    rows = []
+    for source, policy in GROWTHS:
+        trees = selected[source][0].config["booster"]
+        for method in XGBOOST_METHODS:
+            group = grown[(source, policy), method]
+            leaves = f"{trees['num_leaves']} leaves, " if policy == "lossguide" else ""
+            depth = f"depth {trees['max_depth']}, lr {trees['learning_rate']:.3f}"
+            rows.append([
+                f"`{source}`'s, {policy}: {leaves}{depth}",
+                f"`{method}`", f"{mean_of(group):.4f}", f"{np.mean([r.vali for r in group]):.4f}",
+                f"{np.mean([r.best_iteration for r in group]):.0f}",
+                f"{np.nanmean(per_query[(source, policy), method] - bench[method]):+.4f}",
+            ])  # fmt: skip
+    for method in (*XGBOOST_METHODS, "sr-lgb", "lgb-lambdarank"):
+        group = selected[method]
+        rows.append([
+            "the comparison's selection (depth-wise on XGBoost)" if method in XGBOOST_METHODS
+            else "the comparison's selection (LightGBM)",
+            f"`{method}`", f"{mean_of(group):.4f}", f"{np.mean([r.vali for r in group]):.4f}",
+            f"{np.mean([r.best_iteration for r in group]):.0f}", "",
+        ])  # fmt: skip
+    header = ["LightGBM configuration grown by XGBoost", "method", f"test {label}", f"vali {label}",
+              "trees", "Δ vs its depth-wise selection"]  # fmt: skip
+    pair_rows = []
+    comparisons = [
+        (
+            f"`sr-xgb` − `xgb-ndcg` on `{s}`'s trees, {p}",
+            per_query[(s, p), "sr-xgb"],
+            per_query[(s, p), "xgb-ndcg"],
+        )
+        for s, p in GROWTHS
+    ]
+    comparisons += [
+        (
+            f"`sr-xgb` on `{s}`'s trees, {p} − `xgb-ndcg` (tuned)",
+            per_query[(s, p), "sr-xgb"],
+            bench["xgb-ndcg"],
+        )
+        for s, p in GROWTHS
+    ]
+    comparisons += [
+        (
+            f"`sr-xgb` on `sr-lgb`'s trees, lossguide − `{ref}` (tuned)",
+            per_query[GROWTHS[0], "sr-xgb"],
+            bench[ref],
+        )
+        for ref in ("sr-lgb", "lgb-lambdarank")
+    ]
+    for name, a, b in comparisons:
+        keep = ~(np.isnan(a) | np.isnan(b))
+        pair_rows.append([
+            name, f"{np.mean(a[keep] - b[keep]):+.4f}", f"{paired_t(a, b):.3g}",
+            f"{paired_randomization(a, b):.3g}", f"{minimum_detectable_difference(a, b):.4f}",
+        ])  # fmt: skip
+    pair_header = ["comparison (per query, seeds averaged)", f"Δ {label}", "p (t)", "p (rand.)", "MDD"]
+    # Validation alone choosing among each method's own selection and the grown configurations.
+    chosen = {}
+    for method in XGBOOST_METHODS:
+        candidates = [("its own search's selection", selected[method], bench[method])]
+        # Last growth first: where two growths give the same trees, the point of the bench's own space.
+        candidates += [
+            (f"`{s}`'s configuration, {p}", grown[(s, p), method], per_query[(s, p), method])
+            for s, p in reversed(GROWTHS)
+        ]
+        chosen[method] = max(candidates, key=lambda c: float(np.mean([r.vali for r in c[1]])))
+    a, b = chosen["sr-xgb"][2], chosen["xgb-ndcg"][2]
+    keep = ~(np.isnan(a) | np.isnan(b))
+    by_validation = (
+        "Were these configurations added to each XGBoost method's candidates, validation (the mean over "
+        f"the seeds) would keep {chosen['sr-xgb'][0]} for `sr-xgb` and {chosen['xgb-ndcg'][0]} for "
+        f"`xgb-ndcg`: test {label} {mean_of(chosen['sr-xgb'][1]):.4f} vs "
+        f"{mean_of(chosen['xgb-ndcg'][1]):.4f}, "
+        f"Δ {np.mean(a[keep] - b[keep]):+.4f} (p {paired_t(a, b):.3g} / {paired_randomization(a, b):.3g})."
+    )
+    body = "\n\n".join(
+        [
+            section_header("XGBoost trees with LightGBM's tuned configurations (issue 9)"),
+            f"The configurations the tuned synthetic comparison (`bench_runs/{out.name}`) selected on "
+            "LightGBM trees, grown by XGBoost (`lossguide`: leaf-wise, `max_leaves` = `num_leaves`; "
+            "`depthwise`: XGBoost's default growth, a point of the bench's XGBoost space, where depth 6 "
+            "allows 64 leaves, so here both growths give the same trees; the same depth "
+            "limit, learning rate and L2, `min_leaf_documents` = `min_data_in_leaf`), each XGBoost method "
+            "with its own knobs as the comparison selected them; "
+            f"the bench's protocol, seeds {', '.join(map(str, protocol.seeds))}, "
+            f"{int(np.sum(~np.isnan(bench['sr-xgb'])))} test queries. The Δ column compares each fit with "
+            "the same method's depth-wise selection of the comparison, per query.",
+            markdown_table(header, rows, "llrrrr"),
+            markdown_table(pair_header, pair_rows, "lrrrr"),
+            by_validation,
+        ]
+    )
+    print(body)
+    write_results_section("leafwise_transplant", body)
+
+
+if __name__ == "__main__":
+    main()
