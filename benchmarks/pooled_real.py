@@ -68,14 +68,15 @@ def differences(dataset: str) -> dict[tuple[str, str], np.ndarray]:
 
 
 def stouffer(parts: Sequence[np.ndarray]) -> float:
-    """Two-sided p-value of the sqrt(n)-weighted Stouffer combination of the per-dataset paired t-tests."""
-    z = []
-    for d in parts:
-        t = stats.ttest_1samp(d, 0.0)
-        z.append(float(stats.norm.isf(stats.t.sf(t.statistic, d.size - 1))))  # signed: > 0 when Δ > 0
+    """Two-sided p-value of the sqrt(n)-weighted Stouffer combination of the per-dataset paired t-tests.
+
+    Each dataset's one-sided p-value (mean difference > 0) is combined by :func:`scipy.stats.combine_pvalues`
+    into one z-score; the two-sided p-value doubles its smaller tail.
+    """
+    one_sided = [float(stats.ttest_1samp(d, 0.0, alternative="greater").pvalue) for d in parts]
     weights = np.sqrt([d.size for d in parts])
-    combined = float(np.dot(weights, z) / np.sqrt(np.sum(weights**2)))
-    return float(2 * stats.norm.sf(abs(combined)))
+    combined = float(stats.combine_pvalues(one_sided, method="stouffer", weights=weights).pvalue)
+    return 2 * min(combined, 1 - combined)
 
 
 def queries_to_detect(d: np.ndarray) -> int:
