@@ -11,11 +11,12 @@ Every benchmark script imports this module first: it puts the repository root on
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numba
 import numpy as np
@@ -28,6 +29,9 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from stochrank.bench.results import write_section  # noqa: E402 (the path above first)
+
+if TYPE_CHECKING:
+    from stochrank.bench.protocol import Outcome, Protocol
 from stochrank.datasets.synthetic import MSLR_MEAN_DOCS, mslr_grades, mslr_query_sizes  # noqa: E402
 
 RESULTS_PREAMBLE = """# stochrank benchmarks
@@ -144,3 +148,31 @@ def write_results_section(name: str, body: str) -> None:
     """Replace (or append) the ``name`` section of benchmarks/RESULTS.md and say so."""
     write_section(RESULTS, name, body, preamble=RESULTS_PREAMBLE)
     print(f"\n[{name}] section written to {RESULTS.relative_to(REPO)}")
+
+
+def cached_comparison(
+    argv: Sequence[str], finalists: int | None = None
+) -> tuple[Protocol, list[str], Path, Outcome]:
+    """Load a tuned comparison of RESULTS.md from its cached fits: its protocol, methods, run folder, outcome.
+
+    ``argv`` are its bench arguments after ``--preset full`` (``finalists`` overrides the protocol's). Trains
+    nothing: a missing fit stops the script with an error naming the bench command to run first. The run
+    folder is resolved against the repository root, so a script finds the cache from any directory.
+    """
+    from stochrank.bench.__main__ import parse_args
+    from stochrank.bench.protocol import run_protocol
+
+    protocol, methods, out, _ = parse_args(["--preset", "full", "--jobs", "1", *argv])
+    if finalists is not None:
+        protocol = dataclasses.replace(protocol, finalists=finalists)
+    out = out if out.is_absolute() else REPO / out
+    command = f"python -m stochrank.bench --preset full {' '.join(argv)}"
+
+    def refuse_to_train(items: Any, total: int, label: str) -> Any:
+        # run_protocol calls its progress hook only when fits are missing from the cache.
+        raise RuntimeError(
+            f"{total} {label} fit(s) of `{command}` are not in its cache ({out / 'runs'}); run that command "
+            "first (benchmarks/RESULTS.md): this script only reads its fits."
+        )
+
+    return protocol, methods, out, run_protocol(protocol, methods, out / "runs", refuse_to_train)

@@ -27,17 +27,14 @@ early-stopped best, so it runs ahead of test. It describes the searches; it is n
 from __future__ import annotations
 
 import argparse
-import dataclasses
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
-from _common import write_results_section
+from _common import cached_comparison, write_results_section
 
-from stochrank.bench.__main__ import parse_args
 from stochrank.bench.cache import Run
 from stochrank.bench.pairs import booster_pairs
-from stochrank.bench.protocol import Outcome, run_protocol
+from stochrank.bench.protocol import Outcome
 from stochrank.bench.report import pooled_per_query
 from stochrank.bench.results import markdown_table, section_header
 from stochrank.bench.stats import paired_t
@@ -53,25 +50,13 @@ COMPARISONS: tuple[tuple[str, ...], ...] = (
 )
 
 
-def refuse_to_train(items: Iterable[Any], total: int, label: str) -> Iterable[Any]:
-    """The progress hook of :func:`run_protocol`, called only when fits are missing from the cache."""
-    raise RuntimeError(
-        f"{total} {label} fit(s) are not in the cache; run the bench command of this comparison first "
-        "(benchmarks/RESULTS.md), this script only re-selects from its fits."
-    )
-
-
 def compare(argv: Sequence[str]) -> tuple[str, list[list[str]], list[list[str]], int]:
     """Select with both rules from the cached fits of one comparison; one table row per method.
 
     Also returns the configuration-by-configuration rows of :func:`paired_configurations`.
     """
-    # One job: run_protocol asks the progress hook before it trains anything.
-    protocol, methods, out, _ = parse_args(["--preset", "full", "--jobs", "1", *argv])
-    rules: dict[int, Outcome] = {
-        n: run_protocol(dataclasses.replace(protocol, finalists=n), methods, out / "runs", refuse_to_train)
-        for n in (1, protocol.finalists)
-    }
+    protocol, methods, out, outcome = cached_comparison(argv)
+    rules: dict[int, Outcome] = {1: cached_comparison(argv, finalists=1)[3], protocol.finalists: outcome}
     label, folds = protocol.target.label, protocol.folds
     rows = []
     for method in methods:

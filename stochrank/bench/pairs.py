@@ -22,7 +22,7 @@ from .stats import ALPHA, holm, minimum_detectable_difference, paired_arrays, pa
 if TYPE_CHECKING:
     from .report import Summary
 
-__all__ = ["BOOSTER_BASELINES", "booster_pairs", "booster_table", "resolution_table"]
+__all__ = ["BOOSTER_BASELINES", "booster_pairs", "booster_table", "resolution_table", "verdict"]
 
 
 # Each booster's own LambdaMART-family rankers, the baselines of its stochrank methods (in report order).
@@ -47,6 +47,17 @@ def booster_pairs(methods: list[str]) -> list[tuple[str, str]]:
     ]
 
 
+def verdict(diff: float, holm_t: float, holm_rand: float) -> str:
+    """Return the Markdown verdict of a paired comparison with mean difference ``diff``.
+
+    ``**win**`` / ``**loss**`` when both Holm-adjusted p-values are below
+    :data:`~stochrank.bench.stats.ALPHA`, else ``tie``.
+    """
+    if holm_t < ALPHA and holm_rand < ALPHA:
+        return "**win**" if diff > 0 else "**loss**"
+    return "tie"
+
+
 def booster_table(summary: Summary) -> str:
     """Return the same-booster comparisons as Markdown (empty when the run holds no such pair)."""
     by_name = {s.name: s for s in summary.methods}
@@ -64,12 +75,10 @@ def booster_table(summary: Summary) -> str:
     h_t, h_rand = holm(p_t), holm(p_rand)
     rows = []
     for i, (name, base) in enumerate(pairs):
-        significant = bool(h_t[i] < ALPHA and h_rand[i] < ALPHA)
-        verdict = ("**win**" if diffs[i] > 0 else "**loss**") if significant else "tie"
         rows.append([
             f"`{name}`", f"`{base}`", f"{by_name[name].means[m]:.4f}", f"{by_name[base].means[m]:.4f}",
             f"{diffs[i]:+.4f}", f"{p_t[i]:#.3g} / {p_rand[i]:#.3g}", f"{h_t[i]:#.3g} / {h_rand[i]:#.3g}",
-            f"{mdd[i]:.4f}", verdict,
+            f"{mdd[i]:.4f}", verdict(diffs[i], h_t[i], h_rand[i]),
         ])  # fmt: skip
     header = ["stochrank", "same-booster baseline", f"test {m}", "baseline", "Δ", "p (t / rand.)",
               f"Holm p (m = {len(pairs)})", "MDD", "verdict"]  # fmt: skip
