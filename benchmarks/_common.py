@@ -29,10 +29,11 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from stochrank.bench.results import write_section  # noqa: E402 (the path above first)
+from stochrank.datasets.synthetic import MSLR_MEAN_DOCS, mslr_grades, mslr_query_sizes  # noqa: E402
 
 if TYPE_CHECKING:
+    from stochrank.bench.cache import Run
     from stochrank.bench.protocol import Outcome, Protocol
-from stochrank.datasets.synthetic import MSLR_MEAN_DOCS, mslr_grades, mslr_query_sizes  # noqa: E402
 
 RESULTS_PREAMBLE = """# stochrank benchmarks
 
@@ -176,3 +177,8 @@ def cached_comparison(
         )
 
     return protocol, methods, out, run_protocol(protocol, methods, out / "runs", refuse_to_train)
+
+
+def run_mean(runs: Sequence[Run], label: str) -> float:
+    """The report's mean: each run's mean over its queries that count, averaged over (fold, seed)."""
+    return float(np.mean([r.metric_means()[label] for r in runs]))

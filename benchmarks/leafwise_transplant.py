@@ -30,16 +30,14 @@ Fits are cached in ``bench_runs/leafwise-transplant``; the comparison's own fits
 
 from __future__ import annotations
 
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
+import dataclasses
 from typing import Any
 
 import numpy as np
-from _common import REPO, cached_comparison, write_results_section
+from _common import REPO, cached_comparison, run_mean, write_results_section
 
-from stochrank.bench.cache import Run, RunCache
-from stochrank.bench.methods import METHODS
-from stochrank.bench.protocol import Protocol, fit_run
+from stochrank.bench.cache import RunCache
+from stochrank.bench.protocol import Task, run_tasks
 from stochrank.bench.report import pooled_per_query
 from stochrank.bench.results import markdown_table, section_header
 from stochrank.bench.stats import minimum_detectable_difference, paired_randomization, paired_t
@@ -70,18 +68,6 @@ def on_xgboost(lightgbm: dict[str, Any], policy: str) -> dict[str, Any]:
     return booster
 
 
-def train(method: str, index: int, config: dict[str, Any], seed: int, protocol: Protocol) -> Run:
-    """Load the fit from the cache or train and store it (runs in a worker process)."""
-    fold = protocol.folds[0]
-    cache = RunCache(CACHE, protocol)
-    path = cache.path(method, fold, index, config, seed)
-    run = cache.load(path, fold)
-    if run is None:
-        run = fit_run(METHODS[method], index, config, fold, seed, protocol)
-        cache.store(path, run)
-    return run
-
-
 def main() -> None:
     """Train the transplanted configurations, print the table and write it to RESULTS.md."""
     protocol, methods, out, outcome = cached_comparison(COMPARISON)
@@ -89,15 +75,13 @@ def main() -> None:
     label = protocol.target.label
     selected = {m: outcome.selected[m, fold] for m in methods}
     tasks = [
-        (method, i, {"booster": on_xgboost(selected[source][0].config["booster"], policy),
-                     "own": selected[method][0].config["own"]}, seed)
+        Task(method, fold, i, {"booster": on_xgboost(selected[source][0].config["booster"], policy),
+                               "own": selected[method][0].config["own"]}, seed)
         for i, (source, policy) in enumerate(GROWTHS)
         for method in XGBOOST_METHODS
         for seed in protocol.seeds
     ]  # fmt: skip
-    context = multiprocessing.get_context("spawn")  # the boosters' OpenMP runtimes do not survive a fork
-    with ProcessPoolExecutor(2, mp_context=context) as pool:
-        runs = list(pool.map(train, *zip(*tasks, strict=True), [protocol] * len(tasks)))
+    runs, _ = run_tasks(tasks, dataclasses.replace(protocol, jobs=2), RunCache(CACHE, protocol))
     grown = {
         (growth, method): [r for r in runs if r.method == method and r.config_index == i]
         for i, growth in enumerate(GROWTHS)
@@ -105,9 +89,6 @@ def main() -> None:
     }
     per_query = {key: pooled_per_query(group, protocol.folds)[label] for key, group in grown.items()}
     bench = {m: pooled_per_query(selected[m], protocol.folds)[label] for m in methods}
-
-    def mean_of(group: list[Run]) -> float:
-        return float(np.mean([r.metric_means()[label] for r in group]))
 
     rows = []
     for source, policy in GROWTHS:
@@ -118,7 +99,7 @@ def main() -> None:
             depth = f"depth {trees['max_depth']}, lr {trees['learning_rate']:.3f}"
             rows.append([
                 f"`{source}`'s, {policy}: {leaves}{depth}",
-                f"`{method}`", f"{mean_of(group):.4f}", f"{np.mean([r.vali for r in group]):.4f}",
+                f"`{method}`", f"{run_mean(group, label):.4f}", f"{np.mean([r.vali for r in group]):.4f}",
                 f"{np.mean([r.best_iteration for r in group]):.0f}",
                 f"{np.nanmean(per_query[(source, policy), method] - bench[method]):+.4f}",
             ])  # fmt: skip
@@ -127,7 +108,7 @@ def main() -> None:
         rows.append([
             "the comparison's selection (depth-wise on XGBoost)" if method in XGBOOST_METHODS
             else "the comparison's selection (LightGBM)",
-            f"`{method}`", f"{mean_of(group):.4f}", f"{np.mean([r.vali for r in group]):.4f}",
+            f"`{method}`", f"{run_mean(group, label):.4f}", f"{np.mean([r.vali for r in group]):.4f}",
             f"{np.mean([r.best_iteration for r in group]):.0f}", "",
         ])  # fmt: skip
     header = ["LightGBM configuration grown by XGBoost", "method", f"test {label}", f"vali {label}",
@@ -179,8 +160,8 @@ def main() -> None:
     by_validation = (
         "Were these configurations added to each XGBoost method's candidates, validation (the mean over "
         f"the seeds) would keep {chosen['sr-xgb'][0]} for `sr-xgb` and {chosen['xgb-ndcg'][0]} for "
-        f"`xgb-ndcg`: test {label} {mean_of(chosen['sr-xgb'][1]):.4f} vs "
-        f"{mean_of(chosen['xgb-ndcg'][1]):.4f}, "
+        f"`xgb-ndcg`: test {label} {run_mean(chosen['sr-xgb'][1], label):.4f} vs "
+        f"{run_mean(chosen['xgb-ndcg'][1], label):.4f}, "
         f"Δ {np.mean(a[keep] - b[keep]):+.4f} (p {paired_t(a, b):.3g} / {paired_randomization(a, b):.3g})."
     )
     same = [

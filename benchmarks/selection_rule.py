@@ -30,7 +30,7 @@ import argparse
 from collections.abc import Sequence
 
 import numpy as np
-from _common import cached_comparison, write_results_section
+from _common import cached_comparison, run_mean, write_results_section
 
 from stochrank.bench.cache import Run
 from stochrank.bench.pairs import booster_pairs
@@ -118,11 +118,6 @@ def paired_configurations(
             f"{np.mean(test):+.4f}", f"{np.mean(best):+.4f}",
         ])  # fmt: skip
     return rows
-
-
-def run_mean(runs: Sequence[Run], label: str) -> float:
-    """The report's mean: each run's mean over its queries that count, averaged over (fold, seed)."""
-    return float(np.mean([r.metric_means()[label] for r in runs]))
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -61,11 +61,13 @@ __all__ = [
     "NDCG_CUTOFFS",
     "Outcome",
     "Protocol",
+    "Task",
     "evaluate",
     "fit_run",
     "load_fold",
     "metric_names",
     "run_protocol",
+    "run_tasks",
     "sample_configs",
 ]
 
@@ -312,13 +314,19 @@ class Outcome:
     trained: int  # fits trained in this call (0 when everything came from the cache)
 
 
-def _run_tasks(
+def run_tasks(
     tasks: Sequence[Task],
     protocol: Protocol,
     cache: RunCache,
-    progress: Callable[[Iterable[Any], int, str], Any],
-    label: str,
+    progress: Callable[[Iterable[Any], int, str], Any] | None = None,
+    label: str = "fits",
 ) -> tuple[list[Run], int]:
+    """Load each task's fit from ``cache`` or train and store it, ``protocol.jobs`` fits at once.
+
+    Returns the runs (loaded first, then trained, in completion order) and how many were trained;
+    ``progress(iterable, total, label)`` wraps the loop over the fits to train.
+    """
+    progress = progress or _no_progress
     done: list[Run] = []
     todo: list[Task] = []
     for task in tasks:
@@ -374,11 +382,11 @@ def run_protocol(
         for f in protocol.folds
         for i, c in enumerate(configs[m])
     ]
-    runs, trained = _run_tasks(tuning, protocol, cache, progress, "tuning")
+    runs, trained = run_tasks(tuning, protocol, cache, progress, "tuning")
 
     finalists = {key: ranked[: protocol.finalists] for key, ranked in ranked_by_validation(runs).items()}
     reseeds = [Task(m, f, run.config_index, run.config, s)
                for (m, f), best in finalists.items() for run in best for s in protocol.seeds[1:]]  # fmt: skip
-    more, trained_more = _run_tasks(reseeds, protocol, cache, progress, "seeds")
+    more, trained_more = run_tasks(reseeds, protocol, cache, progress, "seeds")
     selected = select_finalists(finalists, more)
     return Outcome(protocol, list(methods), runs + more, selected, trained + trained_more)
