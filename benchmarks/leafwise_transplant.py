@@ -3,17 +3,17 @@
 On the generated data (``--dataset synthetic-nonlinear``), at the full preset's 30 configurations per
 method, stochrank beat LambdaMART on LightGBM trees and lost to ``rank:ndcg`` on XGBoost trees, and the
 selected ``sr-xgb`` trailed the selected ``sr-lgb`` by 0.0023 NDCG@5 (with 50 configurations per method
-both comparisons are ties; benchmarks/RESULTS.md). The bench's XGBoost space grows trees depth-wise
-(depth 6-10); LightGBM's grows them leaf-wise (at most ``num_leaves``, depth 6-10). At fixed settings on
-smaller generated data, stochrank scored the same on LightGBM's and on XGBoost's leaf-wise trees
-(RESULTS.md, Quality levers). This script asks the same of the tuned configurations, without a new search:
-each of the two configurations the 30-configuration comparison selected on LightGBM trees (``sr-lgb``'s
-and ``lgb-lambdarank``'s, chosen on validation by the bench) is grown by XGBoost leaf-wise
-(``grow_policy='lossguide'``, ``max_leaves`` = ``num_leaves``, the same ``max_depth``, learning rate and
-L2, ``min_leaf_documents`` = ``min_data_in_leaf``: documents' worth of curvature at the first tree, see
-:mod:`stochrank.bench.spaces`) and trained with both XGBoost methods, each with its own knobs as that
-comparison selected them
-(``sr-xgb``'s training cut-off, ``rank:ndcg``'s pair method, pairs per document and normalisation).
+both comparisons are ties and ``sr-xgb`` still trails ``sr-lgb``, by 0.0012; benchmarks/RESULTS.md). The
+bench's XGBoost space grows trees depth-wise (depth 6-10); LightGBM's grows them leaf-wise (at most
+``num_leaves``, depth 6-10). At fixed settings on smaller generated data, stochrank scored the same on
+LightGBM's and on XGBoost's leaf-wise trees (RESULTS.md, Quality levers). This script asks the same of
+the tuned configurations, without a new search: each of the two configurations the 30-configuration
+comparison selected on LightGBM trees (``sr-lgb``'s and ``lgb-lambdarank``'s, chosen on validation by the
+bench) is grown by XGBoost leaf-wise (``grow_policy='lossguide'``, ``max_leaves`` = ``num_leaves``, the
+same ``max_depth``, learning rate and L2, ``min_leaf_documents`` = ``min_data_in_leaf``: documents' worth
+of curvature at the first tree, see :mod:`stochrank.bench.spaces`) and trained with both XGBoost
+methods, each with its own knobs as that comparison selected them (``sr-xgb``'s training cut-off,
+``rank:ndcg``'s pair method, pairs per document and normalisation).
 ``lgb-lambdarank``'s configuration is also grown depth-wise, XGBoost's default: grown so, any configuration
 of the bench's LightGBM space is a point of its XGBoost space (the same ranges of learning rate, depth, L2
 and leaf size), and where the depth limit allows no more than ``num_leaves`` leaves the two growths give
