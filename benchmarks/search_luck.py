@@ -37,6 +37,7 @@ from scipy import stats
 from stochrank.bench.pairs import booster_pairs
 from stochrank.bench.protocol import Outcome
 from stochrank.bench.results import markdown_table, section_header
+from stochrank.bench.selection import ranked_by_validation
 from stochrank.bench.stats import holm
 
 METHODS = "lgb-lambdarank,sr-lgb,xgb-ndcg,sr-xgb"
@@ -53,15 +54,20 @@ ALPHA = 0.05
 
 
 def first_seed_fits(outcome: Outcome, method: str, fold: int, label: str) -> tuple[np.ndarray, np.ndarray]:
-    """Validation score per configuration index and test ``label`` per (configuration, query) of one fold."""
+    """The bench's validation rank per configuration index and test ``label`` per (configuration, query).
+
+    Rank 0 is the configuration the bench would keep among all of them
+    (:func:`stochrank.bench.selection.ranked_by_validation`: NaN last, ties to the earlier configuration);
+    within any subset, the bench keeps the configuration of lowest rank.
+    """
     runs = sorted(
         (r for r in outcome.runs if r.method == method and r.fold == fold and r.seed == 0),
         key=lambda r: r.config_index,
     )
     assert [r.config_index for r in runs] == list(range(len(runs))), f"{method}: configurations missing"
-    # The bench ranks a NaN validation score last.
-    vali = np.nan_to_num(np.array([r.vali for r in runs]), nan=-np.inf)
-    return vali, np.array([r.test_metrics[label] for r in runs])
+    rank = np.empty(len(runs), dtype=np.int64)
+    rank[[r.config_index for r in ranked_by_validation(runs)[method, fold]]] = np.arange(len(runs))
+    return rank, np.array([r.test_metrics[label] for r in runs])
 
 
 def pair_sums(base_test: np.ndarray, method_test: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
@@ -88,10 +94,9 @@ def sub_searches(dataset: str, pool: int, rng: np.random.Generator) -> list[list
     rows: dict[tuple[str, str], list[list[str]]] = {pair: [] for pair in pairs}
     for m in (m for m in BUDGETS if m <= pool):
         # One subset of configuration indices per search, shared by every method and fold, as the budget is.
-        # Sorted, so that argmax breaks a validation tie by the earliest configuration, as the bench does.
-        subsets = [np.arange(pool)] if m == pool else [np.sort(rng.choice(pool, m, replace=False))
+        subsets = [np.arange(pool)] if m == pool else [rng.choice(pool, m, replace=False)
                                                          for _ in range(SUBSETS)]  # fmt: skip
-        chosen = {(k, f): np.array([s[np.argmax(fits[k, f][0][s])] for s in subsets]) for k in methods
+        chosen = {(k, f): np.array([s[np.argmin(fits[k, f][0][s])] for s in subsets]) for k in methods
                   for f in folds}  # fmt: skip
         mean, p = {}, []
         for k, b in pairs:
