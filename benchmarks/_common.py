@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
+import json
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -142,6 +144,23 @@ def interleaved_times(
 def median(xs: Sequence[float]) -> float:
     """Return the median of ``xs``."""
     return float(np.median(np.asarray(xs, dtype=np.float64)))
+
+
+# ----------------------------------------------------------------------------------- fit cache
+def cached_record(folder: Path, key: Sequence[Any], compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """Return the JSON record of ``key`` from ``folder``, computing and storing it the first time.
+
+    The file is named by the SHA-1 of ``key`` as JSON, so ``key`` must hold everything the record depends on
+    (the scripts put a hand-bumped cache version in it for what the key cannot see, such as stochrank's code).
+    """
+    path = folder / f"{hashlib.sha1(json.dumps(list(key)).encode()).hexdigest()}.json"
+    if path.exists():
+        cached: dict[str, Any] = json.loads(path.read_text())
+        return cached
+    record = compute()
+    folder.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record))
+    return record
 
 
 # --------------------------------------------------------------------------------- reporting

@@ -34,15 +34,13 @@ cut-off of the ERR objective).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from _common import REPO, cached_comparison, write_results_section
+from _common import REPO, cached_comparison, cached_record, write_results_section
 from joblib import Parallel, delayed
 from quality_levers import SYNTHETIC_SIZES, load
 from scipy import stats
@@ -178,28 +176,32 @@ def control_fit(row: int, fold: int, seed: int) -> dict[str, Any]:
     build = list(CONTROLS.values())[row]
     objective = None if build is None else build(seed)
     identity = "lambdarank" if objective is None else [type(objective.target).__name__, repr(objective)]
-    key = json.dumps(
-        [CACHE_VERSION, stochrank.__version__, SYNTHETIC_SIZES, fold, seed, identity, PARAMS, repr(SETTINGS)]
-    )
-    path = CACHE / f"{hashlib.sha1(key.encode()).hexdigest()}.json"
-    if path.exists():
-        cached: dict[str, Any] = json.loads(path.read_text())
-        return cached
-    recipe = Recipe({"objective": "lambdarank"}) if objective is None else Recipe({}, objective=objective)
-    data = load("synthetic", fold)
-    start = time.perf_counter()
-    result = TRAINERS["lightgbm"](recipe, PARAMS, data, seed, SETTINGS)
-    test = err(data.test.y, result.test_scores, data.test.group, k=10, max_grade=4.0, per_query=True)
-    out = {
-        "vali": float(result.curve[result.best_iteration - 1]),
-        "trees": int(result.best_iteration),
-        "rounds": int(result.curve.size),
-        "test": np.asarray(test)[~empty_queries(data.test)].tolist(),
-        "seconds": time.perf_counter() - start,
-    }
-    CACHE.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(out))
-    return out
+    key = [
+        CACHE_VERSION,
+        stochrank.__version__,
+        SYNTHETIC_SIZES,
+        fold,
+        seed,
+        identity,
+        PARAMS,
+        repr(SETTINGS),
+    ]
+
+    def train() -> dict[str, Any]:
+        recipe = Recipe({"objective": "lambdarank"}) if objective is None else Recipe({}, objective=objective)
+        data = load("synthetic", fold)
+        start = time.perf_counter()
+        result = TRAINERS["lightgbm"](recipe, PARAMS, data, seed, SETTINGS)
+        test = err(data.test.y, result.test_scores, data.test.group, k=10, max_grade=4.0, per_query=True)
+        return {
+            "vali": float(result.curve[result.best_iteration - 1]),
+            "trees": int(result.best_iteration),
+            "rounds": int(result.curve.size),
+            "test": np.asarray(test)[~empty_queries(data.test)].tolist(),
+            "seconds": time.perf_counter() - start,
+        }
+
+    return cached_record(CACHE, key, train)
 
 
 def controls() -> list[str]:

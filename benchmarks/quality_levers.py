@@ -47,15 +47,13 @@ from __future__ import annotations
 import abc
 import argparse
 import functools
-import hashlib
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import numpy as np
-from _common import REPO, write_results_section
+from _common import REPO, cached_record, write_results_section
 
 import stochrank
 from stochrank.bench.methods import Recipe
@@ -294,25 +292,23 @@ def fit(
     # CACHE_VERSION is bumped by hand when stochrank's code changes what a fit learns.
     data_key = dataset if dataset == "mq2008" else [dataset, SYNTHETIC_SIZES]
     fit_key = [type(objective).__name__, repr(objective), booster, params, rounds, patience]
-    key = json.dumps([CACHE_VERSION, stochrank.__version__, data_key, fold, seed, *fit_key])
-    path = CACHE / f"{hashlib.sha1(key.encode()).hexdigest()}.json"
-    if path.exists():
-        cached: dict[str, Any] = json.loads(path.read_text())
-        return cached
-    fold_data = load(dataset, fold)
-    settings = FitSettings(rounds, patience, K, threads=1, ties="worst", empty="skip")
-    start = time.perf_counter()
-    result = TRAINERS[booster](recipe, params, fold_data, seed, settings)
-    test = ndcg(fold_data.test.y, result.test_scores, fold_data.test.group, k=K, empty="one", per_query=True)
-    out = {
-        "vali": float(result.curve[result.best_iteration - 1]),
-        "trees": int(result.best_iteration),
-        "test": np.asarray(test)[~empty_queries(fold_data.test)].tolist(),
-        "seconds": time.perf_counter() - start,
-    }
-    CACHE.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(out))
-    return out
+    key = [CACHE_VERSION, stochrank.__version__, data_key, fold, seed, *fit_key]
+
+    def train() -> dict[str, Any]:
+        fold_data = load(dataset, fold)
+        settings = FitSettings(rounds, patience, K, threads=1, ties="worst", empty="skip")
+        start = time.perf_counter()
+        result = TRAINERS[booster](recipe, params, fold_data, seed, settings)
+        test_set = fold_data.test
+        test = ndcg(test_set.y, result.test_scores, test_set.group, k=K, empty="one", per_query=True)
+        return {
+            "vali": float(result.curve[result.best_iteration - 1]),
+            "trees": int(result.best_iteration),
+            "test": np.asarray(test)[~empty_queries(test_set)].tolist(),
+            "seconds": time.perf_counter() - start,
+        }
+
+    return cached_record(CACHE, key, train)
 
 
 HESSIAN_SCALE_OBJECTIVES: list[tuple[str, dict[str, Any], Any]] = [
