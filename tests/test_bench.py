@@ -236,6 +236,28 @@ def test_newton_leaf_methods_run_the_objective_defaults_at_a_tuned_training_cuto
     assert recipe.objective == stochrank.mrr(seed=7)
 
 
+NDCG_AIMED = {"sr-lgb-ndcg": "sr-lgb", "sr-xgb-ndcg": "sr-xgb"}  # NDCG-aimed method: its direct twin
+
+
+@pytest.mark.parametrize(("name", "twin"), NDCG_AIMED.items())
+def test_ndcg_aimed_methods_train_stochrank_ndcg_on_the_direct_methods_trees(name: str, twin: str) -> None:
+    """sr-lgb-ndcg / sr-xgb-ndcg: stochrank.ndcg at the target's (tuned) cut-off, the whole list for MRR,
+    on the booster configurations of the direct method; NDCG targets are refused (that is the direct one)."""
+    configs, twin_configs = sample_configs(METHODS[name], 12), sample_configs(METHODS[twin], 12)
+    assert [c["booster"] for c in configs] == [c["booster"] for c in twin_configs]
+    assert {c["own"]["training_cutoff"] for c in configs} == {"k", "2k", "4k"}
+    err10 = Target.parse("err@10", gain="linear", max_grade=4.0)
+    for option, k in (("k", 10), ("2k", 20), ("4k", 40)):
+        recipe = METHODS[name].build({"training_cutoff": option}, configs[0]["booster"], err10, 7)
+        assert recipe.objective == stochrank.ndcg(k=k, gain="linear", seed=7), option
+        direct = METHODS[twin].build({"training_cutoff": option}, configs[0]["booster"], err10, 7)
+        assert direct.objective == stochrank.err(k=k, max_grade=4, seed=7)
+    recipe = METHODS[name].build({"training_cutoff": "2k"}, configs[0]["booster"], Target.parse("mrr"), 7)
+    assert recipe.objective == stochrank.ndcg(k=None, seed=7)
+    assert "stochrank.ndcg(k=10, gain='linear')" in METHODS[name].describe(err10)
+    assert "direct method" in str(METHODS[name].unsupported(Target.parse("ndcg@5")))
+
+
 def _check_in(dist, value) -> None:
     if isinstance(dist, Choice):
         assert value in dist.options
@@ -303,7 +325,8 @@ def test_cli_errors_name_the_argument(args: list[str], message: str, capsys) -> 
 
 def test_cli_presets_and_overrides() -> None:
     protocol, methods, out, _ = parse_args(["--preset", "full", "--seeds", "2", "--folds", "3,1"])
-    assert methods[0] == "lgb-lambdarank" and set(methods) == set(METHODS) - {"xgb-map"}  # MRR-only
+    # xgb-map and the NDCG-aimed methods do not run NDCG targets
+    assert methods[0] == "lgb-lambdarank" and set(methods) == set(METHODS) - {"xgb-map", *NDCG_AIMED}
     assert protocol.seeds == (0, 1) and protocol.folds == (3, 1) and protocol.max_rounds == 1000
     assert protocol.budget >= 30 and protocol.metric == "ndcg@5" and protocol.finalists == 5
     assert out == Path("bench_runs") / "mq2008"
@@ -667,14 +690,15 @@ def test_metric_sets_every_methods_objective(metric: str, objective: str, cb_lam
         config = sample_configs(method, 1)[0]
         why = method.unsupported(target)
         if why is not None:
-            assert name.startswith(("cb-", "sr-cb", "softrank", "xgb-map"))
+            assert name.startswith(("cb-", "sr-cb", "softrank", "xgb-map")) or name in NDCG_AIMED
             with pytest.raises(ValueError, match=f"{name} does not run --metric {target.spec}"):
                 fit_run(method, 0, config, 1, 0, Protocol(metric=metric, folds=(1,), seeds=(0,), budget=1))
             continue
         recipe = method.build(config["own"], config["booster"], target, 0)
         if method.stochrank:  # judged at the target; a Newton-leaf method may train at a deeper cut-off
             k = training_cutoff(config["own"].get("training_cutoff", "k"), target)
-            assert recipe.objective.name == (objective if k == target.k else f"{target.metric}@{k}")
+            aim = "ndcg" if name in NDCG_AIMED else target.metric
+            assert recipe.objective.name == (aim if k is None else f"{aim}@{k}")
         elif name == "cb-lambdamart":
             assert recipe.params["loss_function"] == cb_lambdamart
         elif name == "cb-yetirank":

@@ -7,7 +7,10 @@ regularisation) come from :data:`BOOSTER_SPACES`, one space per booster shared b
 methods on one booster are tuned over the same trees.
 
 **Objectives per target** (``--metric``). stochrank methods optimise the target itself: ``stochrank.ndcg(k,
-gain=<dataset's>)``, ``stochrank.mrr(k)`` or ``stochrank.err(k, max_grade=<dataset's top grade>)``. Baselines
+gain=<dataset's>)``, ``stochrank.mrr(k)`` or ``stochrank.err(k, max_grade=<dataset's top grade>)``; only
+``sr-lgb-ndcg`` and ``sr-xgb-ndcg`` optimise ``stochrank.ndcg`` at the target's cut-off whatever the target
+(the whole list for MRR), as the LambdaMART baselines aim at NDCG: against ``sr-lgb`` / ``sr-xgb`` they
+separate the aim from the gradient estimator, so they run non-NDCG targets only. Baselines
 keep their own objective: LightGBM's lambdarank and XGBoost's ``rank:ndcg`` optimise NDCG (with the dataset's
 gain) whatever the target; ``xgb-map`` (XGBoost ``rank:map`` on the binary relevance label > 0, which is
 MRR's; for a query with one relevant document AP equals RR) runs for MRR targets only; CatBoost's
@@ -98,8 +101,9 @@ class Method:
         Which trainer fits it, and which :data:`BOOSTER_SPACES` entry it is tuned over.
     summary : str
         One line for the report; ``{sr}`` stands for the stochrank objective of the target (e.g.
-        ``stochrank.mrr()``), ``{cut}`` for the training cut-offs a Newton-leaf method is tuned over, ``{cb}``
-        for CatBoost's metric mode (e.g. ``NDCG;top=5;type=Exp``) and ``{yeti}`` for its YetiRank loss.
+        ``stochrank.mrr()``), ``{ndcg}`` for the NDCG objective at the target's cut-off, ``{cut}`` for the
+        training cut-offs a Newton-leaf method is tuned over, ``{cb}`` for CatBoost's metric mode (e.g.
+        ``NDCG;top=5;type=Exp``) and ``{yeti}`` for its YetiRank loss.
     space : mapping
         The method's own parameters and their distributions (sampled on top of the booster's space).
     build : callable
@@ -121,7 +125,11 @@ class Method:
     def describe(self, target: Target) -> str:
         """Return :attr:`summary` for ``target`` (its objective named)."""
         return self.summary.format(
-            sr=sr_call(target), cb=_cb_mode(target), yeti=_cb_yeti_mode(target), cut=_cutoff_words(target)
+            sr=sr_call(target),
+            ndcg=sr_call(target, aim_ndcg=True),
+            cb=_cb_mode(target),
+            yeti=_cb_yeti_mode(target),
+            cut=_cutoff_words(target),
         )
 
 
@@ -132,9 +140,12 @@ def _cutoff_words(target: Target) -> str:
     return f"trained at the cut-off {', '.join(deeper)} or {deepest}, tuned"
 
 
-def sr_call(target: Target) -> str:
-    """Return the stochrank objective a stochrank method optimises for ``target``, as code."""
-    if target.metric == "ndcg":
+def sr_call(target: Target, aim_ndcg: bool = False) -> str:
+    """Return the stochrank objective a stochrank method optimises for ``target``, as code.
+
+    ``aim_ndcg``: the NDCG-aimed methods' objective, NDCG at the target's cut-off whatever the metric.
+    """
+    if target.metric == "ndcg" or aim_ndcg:
         gain = "" if target.gain == "exp" else ", gain='linear'"
         return f"stochrank.ndcg(k={target.k}{gain})"
     if target.metric == "mrr":
@@ -142,8 +153,8 @@ def sr_call(target: Target) -> str:
     return f"stochrank.err(k={target.k}, max_grade={target.max_grade:g})"
 
 
-def _sr_objective(own: dict[str, Any], target: Target, seed: int, learning_rate: float | None, sglb: bool
-                  ) -> Any:  # fmt: skip
+def _sr_objective(own: dict[str, Any], target: Target, seed: int, learning_rate: float | None, sglb: bool,
+                  aim_ndcg: bool = False) -> Any:  # fmt: skip
     import stochrank
 
     sglb_cfg = None
@@ -155,7 +166,7 @@ def _sr_objective(own: dict[str, Any], target: Target, seed: int, learning_rate:
     common: dict[str, Any] = {"seed": seed, "sglb": sglb_cfg}
     common.update((name, own[name]) for name in ("sigma", "mu") if name in own)
     k = training_cutoff(own.get("training_cutoff", "k"), target)
-    if target.metric == "ndcg":
+    if target.metric == "ndcg" or aim_ndcg:
         return stochrank.ndcg(k=k, gain=target.gain, **common)  # type: ignore[arg-type]
     if target.metric == "mrr":
         return stochrank.mrr(k=k, **common)
@@ -224,18 +235,19 @@ def _cb_stochasticrank(own: dict[str, Any], booster: dict[str, Any], target: Tar
     return Recipe({}, objective=objective, estimator=_wrapped_catboost(objective, "native"))
 
 
-def _sr_lgb(sglb: bool) -> Build:
+def _sr_lgb(sglb: bool, aim_ndcg: bool = False) -> Build:
     def build(own: dict[str, Any], booster: dict[str, Any], target: Target, seed: int) -> Recipe:
         # lgb.train hands its learning rate to the objective: SGLB reads it from there.
-        return Recipe({}, objective=_sr_objective(own, target, seed, None, sglb))
+        return Recipe({}, objective=_sr_objective(own, target, seed, None, sglb, aim_ndcg))
 
     return build
 
 
-def _sr_xgb(sglb: bool) -> Build:
+def _sr_xgb(sglb: bool, aim_ndcg: bool = False) -> Build:
     def build(own: dict[str, Any], booster: dict[str, Any], target: Target, seed: int) -> Recipe:
         # xgb.train does not tell the objective its learning rate: SGLB gets it here.
-        return Recipe({}, objective=_sr_objective(own, target, seed, booster["learning_rate"], sglb))
+        objective = _sr_objective(own, target, seed, booster["learning_rate"], sglb, aim_ndcg)
+        return Recipe({}, objective=objective)
 
     return build
 
@@ -266,6 +278,10 @@ def _sr_cb(sglb: bool) -> Build:
 # ------------------------------------------------------------------------------- supported targets
 def _ndcg_only(target: Target) -> str | None:
     return None if target.metric == "ndcg" else f"optimises NDCG only; the target is {target.label}"
+
+
+def _not_ndcg(target: Target) -> str | None:
+    return "for NDCG targets it is the direct method (sr-lgb, sr-xgb)" if target.metric == "ndcg" else None
 
 
 def _mrr_only(target: Target) -> str | None:
@@ -312,8 +328,14 @@ def _all_methods() -> list[Method]:
                stochrank=True),
         Method("sr-lgb-sglb", "lightgbm", "{sr} with sglb=SGLB(...) on LightGBM (unit Hessian)", sr_unit,
                _sr_lgb(True), stochrank=True),
+        Method("sr-lgb-ndcg", "lightgbm", "{ndcg} on LightGBM, aimed at NDCG for every target as lambdarank "
+               "is (Newton leaves; {cut}); non-NDCG targets only", NEWTON_SPACE, _sr_lgb(False, True),
+               stochrank=True, unsupported=_not_ndcg),
         Method("sr-xgb", "xgboost", "{sr} on XGBoost (Newton leaves; {cut})", NEWTON_SPACE, _sr_xgb(False),
                stochrank=True),
+        Method("sr-xgb-ndcg", "xgboost", "{ndcg} on XGBoost, aimed at NDCG for every target as rank:ndcg "
+               "is (Newton leaves; {cut}); non-NDCG targets only", NEWTON_SPACE, _sr_xgb(False, True),
+               stochrank=True, unsupported=_not_ndcg),
         Method("sr-xgb-sglb", "xgboost", "{sr} with sglb=SGLB(...) on XGBoost (unit Hessian)", sr_unit,
                _sr_xgb(True), stochrank=True),
         Method("softrank-lgb", "lightgbm",
