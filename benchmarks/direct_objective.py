@@ -21,7 +21,8 @@ both, so per configuration:
 **Tuned, aimed at NDCG**, from the cached fits of the same tuned comparison with a third method,
 ``sr-lgb-ndcg`` (``stochrank.ndcg`` at the target's cut-off, early-stopped, selected and judged on ERR@10):
 does stochrank aimed at NDCG, as ``lambdarank`` is, close the gap? Paired tests against ``lgb-lambdarank``
-and ``sr-lgb`` (a missing fit stops the script with the bench command to run, ~40 min on 2 cores).
+and ``sr-lgb``, configuration by configuration, and (as ``search_luck.py``) over random sub-searches of the
+30 configurations (a missing fit stops the script with the bench command to run, ~70 min on 2 cores).
 
 **Controls at fixed settings** (trains 20 fits, cached in ``bench_runs/direct-objective``): which of the
 differences between ``err(k=10)`` and ``ndcg(k=5)`` matters, the metric or the cut-off, and whether ERR's
@@ -49,26 +50,29 @@ document the gradient vanishes, so fewer documents per query carry the signal a 
 
 from __future__ import annotations
 
+import dataclasses
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from _common import REPO, cached_comparison, cached_record, write_results_section
+from _common import REPO, cached_comparison, cached_record, run_mean, write_results_section
 from joblib import Parallel, delayed
 from quality_levers import SYNTHETIC_SIZES, load
 from scipy import stats
+from search_luck import first_seed_fits, pair_sums
 
 import stochrank
 from stochrank.bench.cache import Run
 from stochrank.bench.methods import Recipe
+from stochrank.bench.protocol import Outcome
 from stochrank.bench.report import pooled_per_query
 from stochrank.bench.results import markdown_table, section_header
 from stochrank.bench.stats import minimum_detectable_difference, paired_randomization, paired_t
 from stochrank.bench.trainers import TRAINERS, FitSettings, empty_queries
 from stochrank.kernels import CascadeArrays
-from stochrank.metrics import err, feval
+from stochrank.metrics import err
 from stochrank.objectives.cascade import ERR
 from stochrank.objectives.stochastic_rank import StochasticRankObjective
 
@@ -85,10 +89,9 @@ SEEDS = (0, 1)
 
 
 # ------------------------------------------------------------------------ configuration by configuration
-def first_seed(argv: Sequence[str]) -> dict[tuple[str, int], Run]:
-    """The first-seed fits of a cached comparison by (method, configuration)."""
-    protocol, _, _, outcome = cached_comparison(argv)
-    return {(r.method, r.config_index): r for r in outcome.runs if r.seed == protocol.seeds[0]}
+def first_seed(outcome: Outcome) -> dict[tuple[str, int], Run]:
+    """The first-seed fits of a comparison by (method, configuration)."""
+    return {(r.method, r.config_index): r for r in outcome.runs if r.seed == outcome.protocol.seeds[0]}
 
 
 def test_err(runs: dict[tuple[str, int], Run], method: str, config: int) -> float:
@@ -115,8 +118,8 @@ def sign_test(d: np.ndarray) -> str:
 
 def by_configuration() -> list[str]:
     """The two configuration-by-configuration tables with their captions."""
-    ndcg = first_seed(COMMON)
-    errs = first_seed([*COMMON, "--metric", "err@10"])
+    ndcg = first_seed(cached_comparison(COMMON)[3])
+    errs = first_seed(cached_comparison([*COMMON, "--metric", "err@10"])[3])
     configs = range(CONFIGS)
     for method in METHODS.split(","):
         for c in configs:
@@ -168,7 +171,7 @@ def aimed_at_ndcg() -> list[str]:
         ]
         for m in methods
     }
-    first = {(r.method, r.config_index): r for r in outcome.runs if r.seed == protocol.seeds[0]}
+    first = first_seed(outcome)
     rows = []
     for a, b in (("sr-lgb-ndcg", "lgb-lambdarank"), ("sr-lgb-ndcg", "sr-lgb"), ("sr-lgb", "lgb-lambdarank")):
         keep = ~np.isnan(per_query[a] - per_query[b])
@@ -177,14 +180,19 @@ def aimed_at_ndcg() -> list[str]:
             if first[a, c].config["booster"] != first[b, c].config["booster"]:
                 raise RuntimeError(f"{a} and {b} trained different booster configurations at {c}")
         by_config = np.array([test_err(first, a, c) - test_err(first, b, c) for c in range(CONFIGS)])
+        same_cutoff = sum(first[a, c].config["own"] == first[b, c].config["own"] for c in range(CONFIGS))
         rows.append([
             f"`{a}` − `{b}`", f"{x.mean():.4f}", f"{y.mean():.4f}", signed(np.mean(x - y)),
             f"{p_value(paired_t(x, y))} / {p_value(paired_randomization(x, y))}",
             f"{minimum_detectable_difference(x, y):.4f}", sign_test(by_config), signed(np.median(by_config)),
+            f"{same_cutoff} of {CONFIGS}" if a.startswith("sr-") and b.startswith("sr-") else "—",
         ])  # fmt: skip
+    luck = sub_search_rows(outcome, protocol.target.label)
     best = {m: max(test_err(first, m, c) for c in range(CONFIGS)) for m in methods}
     _, _, _, ndcg_run = cached_comparison(NDCG5_ARGV)
     ndcg_pick = ndcg_run.selected["lgb-lambdarank", protocol.folds[0]]
+    pick_booster = ndcg_pick[0].config["booster"]
+    drawn = any(first["lgb-lambdarank", c].config["booster"] == pick_booster for c in range(CONFIGS))
     return [
         "**Tuned, aimed at NDCG** (run after the loss above was seen; exploratory). `sr-lgb-ndcg` is "
         "`stochrank.ndcg` at the target's cut-off (trained at 10, 20 or 40, tuned) on LightGBM: aimed at "
@@ -194,8 +202,9 @@ def aimed_at_ndcg() -> list[str]:
         f"--preset full {' '.join(AIMED_ARGV)}`. Test ERR@10 per query over the test queries with a relevant "
         "document, seeds averaged; paired t-test / sign-flip randomisation p, not corrected for the three "
         "rows; MDD at 80 % power; the last row is the comparison of record. By configuration: test ERR@10 of "
-        f"the first-seed fits at each of the {CONFIGS} booster configurations both methods trained (each "
-        "method draws its own knobs), the first ahead / behind with the sign test, and the median Δ.",
+        f"the first-seed fits at each of the {CONFIGS} booster configurations both methods trained, the "
+        "first ahead / behind with the sign test, and the median Δ; each method draws its own knobs, so "
+        "two stochrank methods train at the same cut-off option at only some configurations (last column).",
         markdown_table(
             [
                 "pair",
@@ -206,16 +215,55 @@ def aimed_at_ndcg() -> list[str]:
                 "MDD",
                 "by configuration: ahead / behind",
                 "median Δ",
+                "same cut-off",
             ],
             rows,
-            "lrrrrrrr",
+            "lrrrrrrrr",
         ),
         f"The highest test ERR@10 of any first-seed fit over the {CONFIGS} configurations (a choice on test "
         "data, for scale only): " + ", ".join(f"`{m}` {v:.4f}" for m, v in best.items()) + ". In the "
-        "synthetic NDCG@5 comparison (50 configurations, selected on NDCG@5) `lgb-lambdarank` selected "
-        f"configuration {ndcg_pick[0].config_index}, which this run does not draw; its test ERR@10 there is "
-        f"{np.mean([run.metric_means()[LABEL] for run in ndcg_pick]):.4f}.",
+        "synthetic NDCG@5 comparison (50 configurations, early-stopped and selected on NDCG@5) "
+        f"`lgb-lambdarank` selected configuration {ndcg_pick[0].config_index}, which this run "
+        f"{'draws too' if drawn else 'does not draw'}; its test ERR@10 there is "
+        f"{run_mean(ndcg_pick, LABEL):.4f}.",
+        f"Which configurations were drawn (as `search_luck.py`, {SUBSETS:,} random subsets of m of the "
+        f"{CONFIGS} configurations per m, shared by the methods; each method keeps the subset's best by "
+        "first-seed validation ERR@10, the bench's first-seed rule, so one seed and not the finalists rule; "
+        "paired t-test on the test queries, not Holm-corrected; subsets of a drawn pool understate a fresh "
+        f"search's spread; at m = {CONFIGS} the one-seed pick, not the three-seed one above):",
+        markdown_table(
+            ["pair", "m", "median Δ", "5–95 %", "ahead", "significant win / loss"], luck, "lrrrrr"
+        ),
     ]
+
+
+SUBSETS = 10_000
+
+
+def sub_search_rows(outcome: Outcome, label: str) -> list[list[str]]:
+    """``sr-lgb-ndcg`` and ``sr-lgb`` against ``lgb-lambdarank`` over random sub-searches of the pool."""
+    fold = outcome.protocol.folds[0]
+    fits = {m: first_seed_fits(outcome, m, fold, label) for m in outcome.methods}
+    rng = np.random.default_rng(0)
+    rows = []
+    for a in ("sr-lgb-ndcg", "sr-lgb"):
+        total, squares, n = pair_sums(fits["lgb-lambdarank"][1], fits[a][1])
+        for m in (10, 20, CONFIGS):
+            subsets = [np.arange(CONFIGS)] if m == CONFIGS else [rng.choice(CONFIGS, m, replace=False)
+                                                                   for _ in range(SUBSETS)]  # fmt: skip
+            pick = {
+                k: np.array([s[np.argmin(fits[k][0][s])] for s in subsets]) for k in (a, "lgb-lambdarank")
+            }
+            d = total[pick[a], pick["lgb-lambdarank"]] / n
+            sd = np.sqrt(np.maximum(squares[pick[a], pick["lgb-lambdarank"]] - n * d**2, 0.0) / (n - 1))
+            p = 2 * stats.t.sf(np.abs(d / (sd / np.sqrt(n))), df=n - 1)
+            lo, mid, hi = np.percentile(d, [5, 50, 95])
+            win, loss = np.mean((p < 0.05) & (d > 0)), np.mean((p < 0.05) & (d < 0))
+            rows.append([
+                f"`{a}` − `lgb-lambdarank`", f"{m} of {CONFIGS}", signed(mid), f"{signed(lo)} … {signed(hi)}",
+                f"{100 * np.mean(d > 0):.0f} %", f"{100 * win:.0f} % / {100 * loss:.0f} %",
+            ])  # fmt: skip
+    return rows
 
 
 # ----------------------------------------------------------------------------- controls at fixed settings
@@ -250,6 +298,14 @@ CONTROLS: dict[str, Callable[[int], Any] | None] = {
 }
 
 
+def fit_identity(objective: StochasticRankObjective | None) -> Any:
+    """An objective in a cache key: ``"lambdarank"`` for None, else its target's class and its repr.
+
+    The class because the normalised row's repr is plain ERR's; the repr holds the settings and the seed.
+    """
+    return "lambdarank" if objective is None else [type(objective.target).__name__, repr(objective)]
+
+
 def control_fit(row: int, fold: int, seed: int) -> dict[str, Any]:
     """Train the ``row``-th control on one (data fold, seed) or read it from the cache.
 
@@ -259,7 +315,7 @@ def control_fit(row: int, fold: int, seed: int) -> dict[str, Any]:
     """
     build = list(CONTROLS.values())[row]
     objective = None if build is None else build(seed)
-    identity = "lambdarank" if objective is None else [type(objective.target).__name__, repr(objective)]
+    identity = fit_identity(objective)
     key = [
         CACHE_VERSION,
         stochrank.__version__,
@@ -332,36 +388,35 @@ def controls() -> list[str]:
 
 
 # ------------------------------------------------------------------------------- training curves
-CURVE_ROUNDS = 3000
+CURVE_SETTINGS = dataclasses.replace(SETTINGS, max_rounds=3000)  # its rounds and feval (the curves' metric)
 CHECKPOINTS = (100, 300, 600, 1000, 2000, 3000)
 CURVE_ROWS = ("`lambdarank` (LightGBM's LambdaMART)", "`stochrank.err(k=10)`", "`stochrank.ndcg(k=10)`")
 
 
 def curve_fit(row: int, fold: int, seed: int) -> dict[str, Any]:
-    """ERR@10 on the train, validation and test queries after every tree of one fit without early stopping.
+    """ERR@10 on the train, validation and test queries after every iteration of one fit, no early stopping.
 
-    ``row`` indexes :data:`CONTROLS` (the rows of :data:`CURVE_ROWS`); the fixed settings of the controls,
-    grown to :data:`CURVE_ROUNDS` trees, the metric in the report's conventions (queries without a relevant
-    document skipped).
+    ``row`` indexes :data:`CURVE_ROWS`, whose names key :data:`CONTROLS`; the controls' settings grown to
+    :data:`CURVE_SETTINGS`' ``max_rounds`` iterations, its metric (the report's conventions).
     """
     import lightgbm as lgb
 
     build = CONTROLS[CURVE_ROWS[row]]
-    objective = "lambdarank" if build is None else build(seed)
-    identity = ["curve", repr(objective), PARAMS, CURVE_ROUNDS]
+    objective = None if build is None else build(seed)
+    identity = ["curve", fit_identity(objective), PARAMS, repr(CURVE_SETTINGS)]
     key = [CACHE_VERSION, stochrank.__version__, SYNTHETIC_SIZES, fold, seed, *identity]
 
     def train() -> dict[str, Any]:
         data = load("synthetic", fold)
-        params = {**PARAMS, "objective": objective, "metric": "None", "verbose": -1, "num_threads": 1,
-                  "seed": seed}  # fmt: skip
+        params = {**PARAMS, "objective": objective or "lambdarank", "metric": "None", "verbose": -1,
+                  "num_threads": CURVE_SETTINGS.threads, "seed": seed}  # fmt: skip
         parts = {"train": data.train, "vali": data.vali, "test": data.test}
         sets = {name: lgb.Dataset(part.X, part.y, group=part.group) for name, part in parts.items()}
         for name in ("vali", "test"):
             sets[name].reference = sets["train"]
         history: dict[str, Any] = {}
-        lgb.train(params, sets["train"], CURVE_ROUNDS, valid_sets=list(sets.values()), valid_names=list(sets),
-                  feval=feval("err", k=10, ties="worst", empty="skip", max_grade=4.0),
+        lgb.train(params, sets["train"], CURVE_SETTINGS.max_rounds, valid_sets=list(sets.values()),
+                  valid_names=list(sets), feval=CURVE_SETTINGS.feval(),
                   callbacks=[lgb.record_evaluation(history)])  # fmt: skip
         return {name: next(iter(curves.values())) for name, curves in history.items()}
 
@@ -385,38 +440,35 @@ def training_curves() -> list[str]:
             f"{np.mean([run['test'][b] for run, b in zip(runs, best, strict=True)]):.4f}",
         ]
         rows.append(cells)
-    header = ["row", *(f"{t:,} trees" for t in CHECKPOINTS), "best vali tree", "test there"]
+    header = ["row", *(f"{t:,} iterations" for t in CHECKPOINTS), "best vali iteration", "test there"]
     return [
         f"**Training curves at fixed settings** (trains {len(keys)} fits, cached as the controls): the "
-        f"controls' settings without early stopping, {CURVE_ROUNDS:,} trees; train / test ERR@10 after the "
-        "given number of trees, means over data folds 1 and 2 × seeds 0 and 1; best vali tree: the tree "
-        "count of the highest validation ERR@10 (mean over the 4 fits), test there: test ERR@10 at it "
-        "(mean; the curves keep means over queries only, so no p-values here).",
+        f"controls' settings without early stopping, {CURVE_SETTINGS.max_rounds:,} boosting iterations (one "
+        "tree each unless an iteration cannot split); train / test ERR@10 after the given number of "
+        "iterations, means over data folds 1 and 2 × seeds 0 and 1; best vali iteration: that of the "
+        "highest validation ERR@10 (mean over the 4 fits), test there: test ERR@10 at it (mean; the curves "
+        "keep means over queries only, so no p-values here).",
         markdown_table(header, rows, "l" + "r" * (len(header) - 1)),
     ]
 
 
 # ------------------------------------------------------------------------- gradient concentration
 GRADIENT_DRAWS = 8
-CONCENTRATION_ROWS = {
-    "`stochrank.err(k=10)`": lambda: stochrank.err(k=10, max_grade=4),
-    "`stochrank.ndcg(k=10)`": lambda: stochrank.ndcg(k=10),
-}
+CONCENTRATION_ROWS = ("`stochrank.err(k=10)`", "`stochrank.ndcg(k=10)`")  # keys of CONTROLS, built at seed 0
 
 
-def concentration(gradient: np.ndarray, offsets: np.ndarray) -> tuple[float, float]:
-    """Mean over queries of the effective share of documents and of the top-3 share of the gradient.
+def concentration(values: np.ndarray, offsets: np.ndarray) -> tuple[float, float]:
+    """Mean over queries of the effective share of documents and of the top-3 share of ``|values|``.
 
-    Per query with a non-zero gradient, |g| = the absolute gradients: effective share (Σ|g|)² / (n Σg²)
-    (1 when every document carries the same weight, 1/n when one carries it all), top-3 share the sum of the
-    three largest |g| over Σ|g|.
+    Per query with a non-zero ``v = |values|``: effective share (Σv)² / (n Σv²) (1 when every document
+    carries the same weight, 1/n when one carries it all), top-3 share the three largest v over Σv.
     """
     effective, top3 = [], []
     for q in range(offsets.size - 1):
-        g = np.abs(gradient[offsets[q] : offsets[q + 1]])
-        if g.sum() > 0.0:
-            effective.append(g.sum() ** 2 / (g.size * np.sum(g**2)))
-            top3.append(np.sort(g)[::-1][:3].sum() / g.sum())
+        v = np.abs(values[offsets[q] : offsets[q + 1]])
+        if v.sum() > 0.0:
+            effective.append(v.sum() ** 2 / (v.size * np.sum(v**2)))
+            top3.append(np.sort(v)[::-1][:3].sum() / v.sum())
     return float(np.mean(effective)), float(np.mean(top3))
 
 
@@ -427,26 +479,31 @@ def gradient_concentration() -> list[str]:
     train = load("synthetic", 1).train
     offsets = np.concatenate(([0], np.cumsum(train.group)))
     stages = (0, 100, 300)
+    params = {**PARAMS, "objective": "lambdarank", "verbose": -1, "num_threads": 1, "seed": 0}
+    model = lgb.train(params, lgb.Dataset(train.X, train.y, group=train.group), stages[-1])
     rows = {name: [name] for name in CONCENTRATION_ROWS}
     for trees in stages:
-        scores = np.zeros(train.y.size)
-        if trees:
-            params = {**PARAMS, "objective": "lambdarank", "verbose": -1, "num_threads": 2, "seed": 0}
-            model = lgb.train(params, lgb.Dataset(train.X, train.y, group=train.group), trees)
-            scores = model.predict(train.X)
-        for name, build in CONCENTRATION_ROWS.items():
-            objective = build()
-            draws = [objective.gradient(scores, train.y, train.group, call=c) for c in range(GRADIENT_DRAWS)]
-            effective, top3 = concentration(np.mean(draws, axis=0), offsets)
-            rows[name].append(f"{effective:.3f} / {top3:.3f}")
+        scores = model.predict(train.X, num_iteration=trees) if trees else np.zeros(train.y.size)
+        for name in CONCENTRATION_ROWS:
+            build = CONTROLS[name]
+            assert build is not None
+            objective = build(0)
+            draws = [
+                objective.derivatives(scores, train.y, train.group, call=c) for c in range(GRADIENT_DRAWS)
+            ]
+            effective, top3 = concentration(np.mean([a.gradient for a in draws], axis=0), offsets)
+            curvature, _ = concentration(np.mean([a.curvature for a in draws], axis=0), offsets)
+            rows[name].append(f"{effective:.3f} / {top3:.3f} / {curvature:.3f}")
     header = ["objective", *(f"{t} trees" for t in stages)]
     return [
-        "**Where the gradient sits** (~1 min; the three `lambdarank` models are retrained, not cached): the "
-        "smoothed gradient (mean of "
-        f"{GRADIENT_DRAWS} CCS draws) of each objective on the {train.group.size:,} training queries of data "
-        "fold 1, at all-zero scores and at the scores of `lambdarank` after 100 and 300 trees (the controls' "
-        "settings); per query, effective share of documents (Σ|g|)² / (n Σg²) (1: every document weighs the "
-        "same; 1/n: one carries it all) / share of Σ|g| on the three largest |g|, means over queries.",
+        f"**Where the gradient sits** (~1 min; one {stages[-1]}-tree `lambdarank` model is retrained, not "
+        f"cached): the smoothed gradient and Newton curvature (means of {GRADIENT_DRAWS} CCS draws) of each "
+        f"objective on the {train.group.size:,} training queries of data fold 1, at all-zero scores and at "
+        "the scores of that model after 100 and 300 trees (the controls' settings, 1 thread); per query, "
+        "effective share of documents of the gradient (Σ|g|)² / (n Σg²) (1: every document weighs the "
+        "same; 1/n: one carries it all) / share of Σ|g| on the three largest |g| / effective share of "
+        "documents of the curvature (a leaf's value divides the gradient sum by the curvature sum), means "
+        "over queries.",
         markdown_table(header, list(rows.values()), "lrrr"),
     ]
 

@@ -72,7 +72,8 @@ def _presets_text() -> str:
             f"budget {preset['budget']} configurations per method and fold,",
             f"    max rounds {preset['max_rounds']}, patience {preset['patience']}, jobs {preset['jobs']};",
             textwrap.fill(
-                f"methods ({len(methods)}): {', '.join(methods)}",
+                f"methods ({len(methods)}): {', '.join(methods)}"
+                + ("; each runs the targets it supports" if preset["methods"] is None else ""),
                 width=100,
                 initial_indent="    ",
                 subsequent_indent="      ",
@@ -124,8 +125,9 @@ def _parser() -> argparse.ArgumentParser:
     add(
         "--metric",
         help="target metric: ndcg@K, mrr, mrr@K or err@K (default: ndcg@5). Every method early-stops on it, "
-        "is selected on it and is judged by it; the stochrank methods optimise it, the baselines keep their "
-        "own objective. The test table also reports NDCG@1/3/5/10, ERR@10 and MRR.",
+        "is selected on it and is judged by it; the stochrank methods optimise it (sr-lgb-ndcg and "
+        "sr-xgb-ndcg optimise NDCG at its cut-off), the baselines keep their own objective. The test table "
+        "also reports NDCG@1/3/5/10, ERR@10 and MRR.",
     )
     add("--k", type=int, help="shorthand for --metric ndcg@K")
     add("--max-rounds", type=int, help="most trees per fit")
