@@ -126,8 +126,8 @@ def _parser() -> argparse.ArgumentParser:
         "--metric",
         help="target metric: ndcg@K, mrr, mrr@K or err@K (default: ndcg@5). Every method early-stops on it, "
         "is selected on it and is judged by it; the stochrank methods optimise it (sr-lgb-ndcg and "
-        "sr-xgb-ndcg optimise NDCG at its cut-off), the baselines keep their own objective. The test table "
-        "also reports NDCG@1/3/5/10, ERR@10 and MRR.",
+        "sr-xgb-ndcg optimise NDCG at its cut-off, the whole list for MRR), the baselines keep their own "
+        "objective. The test table also reports NDCG@1/3/5/10, ERR@10 and MRR.",
     )
     add("--k", type=int, help="shorthand for --metric ndcg@K")
     add("--max-rounds", type=int, help="most trees per fit")
