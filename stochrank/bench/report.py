@@ -301,9 +301,8 @@ def protocol_text(summary: Summary) -> str:
     newton = [m for m in summary.outcome.methods if METHODS[m].space is NEWTON_SPACE]
     return "\n".join([
         (f"- **Target** `--metric {t.spec}`: {t.describe()}. Every method early-stops on it, is selected on "
-        "it and is judged by it; the stochrank methods also optimise it (`sr-lgb-ndcg` and `sr-xgb-ndcg` "
-        "optimise NDCG at its cut-off, the whole list for MRR), the baselines keep their own objective "
-        "(named under Methods)."),
+        "it and is judged by it; the stochrank methods also optimise it (`sr-*-ndcg`: NDCG at its cut-off, "
+        "whole list for MRR), the baselines keep their own objective (named under Methods)."),
         f"- Dataset `{p.dataset}`, folds {', '.join(map(str, p.folds))}; "
         + f"seeds {', '.join(map(str, p.seeds))}"
         + (f"; first {p.max_queries} queries of every split only" if p.max_queries else "") + ".",
