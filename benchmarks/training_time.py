@@ -2,8 +2,8 @@
 
 LightGBM: stochrank vs ``lambdarank`` vs ``regression`` (L2); XGBoost (hist, depth 6): stochrank vs
 ``rank:ndcg`` vs ``reg:squarederror``; the same synthetic ~200k × 136 ranking data and tree parameters
-for all three, 1 and 2 threads (booster threads = Numba threads). Goals: stochrank ≤ 0.8× the built-in
-ranking objective and ≤ 1.15× plain regression.
+for all three, at each thread count of ``--threads`` (booster threads = Numba threads). Goals: stochrank
+≤ 0.8× the built-in ranking objective and ≤ 1.15× plain regression.
 
 Each configuration (library, threads, environment) runs in a fresh worker subprocess so that
 environment variables such as ``OMP_WAIT_POLICY=PASSIVE`` apply before any OpenMP pool starts; with
@@ -18,8 +18,12 @@ all three alike. A run's figure is the median iteration after ``--warmup`` itera
 medians over runs and ratios medians of per-run ratios (objectives within one worker, wait policies
 between the workers of one round). The stochrank objective call is timed alone inside training too.
 
-    python benchmarks/training_time.py            # RESULTS.md tables
+    python benchmarks/training_time.py            # RESULTS.md tables (shared 2-vCPU machine)
     python benchmarks/training_time.py --quick    # smoke run
+    # on a 16-core machine (RESULTS.md sections training_time_16_cores, training_time_2m_rows):
+    python benchmarks/training_time.py --threads 2 16 --iterations 30 --section training_time_16_cores
+    python benchmarks/training_time.py --rows 2000000 --libraries lightgbm --threads 2 16 --iterations 15 \
+        --warmup 3 --runs 2 --default-env-only --section training_time_2m_rows
 """
 
 from __future__ import annotations
@@ -221,7 +225,7 @@ def _over_runs(per_round: dict[int, dict], value) -> float:
     return median([value(r) for r in per_round.values()])
 
 
-def tables(runs, rows: int, queries: int, cfg: Config, warmup: int) -> str:
+def tables(runs, rows: int, queries: int, cfg: Config, warmup: int, title: str) -> str:
     """The RESULTS.md body: main table, verdicts, and the wait-policy comparison.
 
     Times are medians over runs; every ratio is the median of per-run ratios, each taken between
@@ -278,7 +282,7 @@ def tables(runs, rows: int, queries: int, cfg: Config, warmup: int) -> str:
     n_runs = min(len(per) for per in runs.values())
     return "\n".join(
         [
-            section_header("2. Per-iteration training time, stochrank.ndcg(k=10) vs built-in objectives"),
+            section_header(title),
             (
                 f"{rows:,} rows ({queries:,} queries of ~120 docs) × {cfg.features} features (float32; a "
                 "quarter noisy copies of the label); threads as listed (booster threads = Numba threads). "
@@ -299,26 +303,28 @@ def tables(runs, rows: int, queries: int, cfg: Config, warmup: int) -> str:
             "Goals (≤ 0.8× the built-in ranking objective, ≤ 1.15× plain L2):",
             "",
             *verdicts,
-            "",
-            (
+            *_comparison(
+                wait,
                 "With and without `OMP_WAIT_POLICY=PASSIVE` (same rounds as above; at 1 thread no OpenMP "
-                "team exists, so the policy is not varied there):"
+                "team exists, so the policy is not varied there):",
             ),
-            "",
-            wait,
-            "",
-            (
+            *_comparison(
+                quieting,
                 "With and without stochrank's OpenMP quieting (XGBoost only: LightGBM's workers are Numba's "
-                "own threads; same rounds, default environment):"
+                "own threads; same rounds, default environment):",
             ),
-            "",
-            quieting,
         ]
     )
 
 
-def _paired_table(runs, order, names: tuple[str, str], partner) -> str:
-    """Default-environment runs (quieting on) against ``partner(key)``'s runs, round by round."""
+def _comparison(table: str | None, caption: str) -> list[str]:
+    """The lines of a paired comparison under its caption, or none when no worker ran its partner."""
+    return ["", caption, "", table] if table else []
+
+
+def _paired_table(runs, order, names: tuple[str, str], partner) -> str | None:
+    """Default-environment runs (quieting on) against ``partner(key)``'s runs, round by round (None: no
+    partner ran)."""
     rows = []
     for key in order:
         lib, threads, policy, quiet = key
@@ -336,6 +342,8 @@ def _paired_table(runs, order, names: tuple[str, str], partner) -> str:
                 for side in (first, second)
             ]
             rows.append([lib, str(threads), label, fmt(a), fmt(b), fmt(ratio), *calls])
+    if not rows:
+        return None
     a, b = names
     headers = ["library", "threads", "objective", f"{a} ms/iter", f"{b} ms/iter", f"{a} ÷ {b}"]
     headers += [f"{a} objective call ms", f"{b} objective call ms"]
@@ -343,15 +351,15 @@ def _paired_table(runs, order, names: tuple[str, str], partner) -> str:
 
 
 def configurations(args) -> list[Config]:
-    """Both libraries at every thread count with the default environment, plus
-    ``OMP_WAIT_POLICY=PASSIVE`` wherever an OpenMP team exists (more than one thread), plus XGBoost
-    with stochrank's OpenMP quieting switched off there."""
+    """Every library of ``args.libraries`` at every thread count with the default environment, plus
+    (unless ``args.default_env_only``) ``OMP_WAIT_POLICY=PASSIVE`` wherever an OpenMP team exists (more
+    than one thread), plus XGBoost with stochrank's OpenMP quieting switched off there."""
     out = []
     workload = (args.rows, args.features, args.iterations, args.num_leaves, args.seed)
-    for library in ("lightgbm", "xgboost"):
+    for library in args.libraries:
         for threads in args.threads:
             variants = [(None, True)]
-            if threads > 1:
+            if threads > 1 and not args.default_env_only:
                 variants.append(("PASSIVE", True))
                 if library == "xgboost":
                     variants.append((None, False))
@@ -367,6 +375,18 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=40, help="boosting iterations per run")
     parser.add_argument("--runs", type=int, default=3, help="rounds over all configurations")
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--libraries", nargs="+", choices=tuple(BUILTIN_NAMES), default=list(BUILTIN_NAMES))
+    parser.add_argument(
+        "--default-env-only",
+        action="store_true",
+        help="only the default environment (no OMP_WAIT_POLICY=PASSIVE or quieting-off workers)",
+    )
+    parser.add_argument(
+        "--section",
+        default="training_time",
+        help="RESULTS.md section to write (one per machine or workload, e.g. training_time_16_cores)",
+    )
+    parser.add_argument("--raw", help="also write every worker's iteration times to this JSON file")
     parser.add_argument("--warmup", type=int, default=5, help="iterations left out of each run's median")
     parser.add_argument("--num-leaves", type=int, default=31, help="LightGBM num_leaves")
     parser.add_argument("--seed", type=int, default=0)
@@ -387,16 +407,20 @@ def main() -> None:
             t0 = time.perf_counter()
             results.append({**launch(cfg), "round": r})
             print(f"round {r + 1}/{args.runs}: {cfg.label}: {time.perf_counter() - t0:.1f} s", flush=True)
+    if args.raw:
+        with open(args.raw, "w") as raw:
+            json.dump(results, raw)
+    rows = results[0]["rows"]
+    title = (
+        "2. Per-iteration training time, stochrank.ndcg(k=10) vs built-in objectives "
+        f"({rows:,} rows, {os.cpu_count()}-CPU machine)"
+    )
     body = tables(
-        per_run_medians(results, args.warmup),
-        results[0]["rows"],
-        results[0]["queries"],
-        configs[0],
-        args.warmup,
+        per_run_medians(results, args.warmup), rows, results[0]["queries"], configs[0], args.warmup, title
     )
     print("\n" + body)
     if not args.quick:
-        write_results_section("training_time", body)
+        write_results_section(args.section, body)
 
 
 if __name__ == "__main__":

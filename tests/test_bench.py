@@ -704,3 +704,22 @@ def test_metric_sets_every_methods_objective(metric: str, objective: str, cb_lam
         elif name == "cb-yetirank":
             assert recipe.params["loss_function"] == cb_yetirank
     assert ("xgb-map" in METHODS and METHODS["xgb-map"].unsupported(target) is None) == (metric == "mrr")
+
+
+def test_package_version_finds_a_package_installed_under_another_distribution_name(monkeypatch):
+    """``xgboost-cpu`` installs the package ``xgboost``: the machine line must still give its version."""
+    from importlib import metadata
+
+    from stochrank.bench import results
+
+    real_version = metadata.version
+
+    def version(name):
+        if name == "xgboost":
+            raise metadata.PackageNotFoundError(name)
+        return real_version(name)
+
+    monkeypatch.setattr(metadata, "version", version)
+    monkeypatch.setattr(metadata, "packages_distributions", lambda: {"xgboost": ["numpy"]})
+    assert results.package_version("xgboost") == real_version("numpy")
+    assert results.package_version("no-such-package") == "not installed"

@@ -110,6 +110,9 @@ def package_version(package: str) -> str:
     try:
         return metadata.version(package)
     except metadata.PackageNotFoundError:
+        # installed under another distribution's name (xgboost-cpu installs the package xgboost)
+        for distribution in metadata.packages_distributions().get(package, []):
+            return metadata.version(distribution)
         return "not installed"
 
 
