@@ -63,7 +63,7 @@ from _common import REPO, cached_comparison, cached_record, run_mean, write_resu
 from joblib import Parallel, delayed
 from quality_levers import SYNTHETIC_SIZES, load
 from scipy import stats
-from search_luck import first_seed_fits, pair_sums
+from search_luck import first_seed_fits, pair_sums, paired_t_from_sums
 
 import stochrank
 from stochrank.bench.cache import Run
@@ -260,11 +260,7 @@ def sub_search_rows(outcome: Outcome, label: str) -> list[list[str]]:
         for a in pairs:
             total, squares, n = pair_sums(fits["lgb-lambdarank"][1], fits[a][1])
             chosen = (pick[a], pick["lgb-lambdarank"])
-            d = total[chosen] / n
-            sd = np.sqrt(np.maximum(squares[chosen] - n * d**2, 0.0) / (n - 1))
-            with np.errstate(divide="ignore", invalid="ignore"):
-                t = np.where(sd > 0, d / (sd / np.sqrt(n)), 0.0)
-            p = 2 * stats.t.sf(np.abs(t), df=n - 1)
+            d, p = paired_t_from_sums(total[chosen], squares[chosen], n)
             lo, mid, hi = np.percentile(d, [5, 50, 95])
             win, loss = np.mean((p < 0.05) & (d > 0)), np.mean((p < 0.05) & (d < 0))
             rows[a].append([

@@ -83,6 +83,19 @@ def pair_sums(base_test: np.ndarray, method_test: np.ndarray) -> tuple[np.ndarra
     return total, squares, int(keep.sum())
 
 
+def paired_t_from_sums(total: np.ndarray, squares: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Mean difference and two-sided paired-t p-value, elementwise, from :func:`pair_sums`' sums over n.
+
+    The test of :func:`stochrank.bench.stats.paired_t` on the sums of the differences and of their squares;
+    a zero spread (identical rankings) gives t = 0, p = 1 rather than a division by zero.
+    """
+    mean = total / n
+    sd = np.sqrt(np.maximum(squares - n * mean**2, 0.0) / (n - 1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(sd > 0, mean / (sd / np.sqrt(n)), 0.0)
+    return mean, 2 * stats.t.sf(np.abs(t), df=n - 1)
+
+
 def sub_searches(dataset: str, pool: int, rng: np.random.Generator) -> list[list[str]]:
     """The table rows of one comparison: each same-booster pair at each budget m <= pool."""
     budget = ("--budget", str(pool))
@@ -102,12 +115,8 @@ def sub_searches(dataset: str, pool: int, rng: np.random.Generator) -> list[list
         for k, b in pairs:
             total = sum(sums[k, b, f][0][chosen[k, f], chosen[b, f]] for f in folds)
             squares = sum(sums[k, b, f][1][chosen[k, f], chosen[b, f]] for f in folds)
-            n = sum(sums[k, b, f][2] for f in folds)
-            mean[k, b] = total / n
-            sd = np.sqrt(np.maximum(squares - n * mean[k, b] ** 2, 0.0) / (n - 1))
-            with np.errstate(divide="ignore", invalid="ignore"):
-                t = np.where(sd > 0, mean[k, b] / (sd / np.sqrt(n)), 0.0)
-            p.append(2 * stats.t.sf(np.abs(t), df=n - 1))
+            mean[k, b], p_pair = paired_t_from_sums(total, squares, sum(sums[k, b, f][2] for f in folds))
+            p.append(p_pair)
         adjusted = np.apply_along_axis(holm, 1, np.column_stack(p))  # Holm over the same-booster family
         for column, (k, b) in enumerate(pairs):
             d, significant = mean[k, b], adjusted[:, column] < ALPHA
