@@ -1,183 +1,221 @@
 """Where the time of one stochrank objective call goes inside training, and what each OpenMP choice costs.
 
 ``training_time.py`` times the objective call as a whole; this script splits it into its phases (the
-booster's arguments unpacked, each parallel kernel launch, the pause of the booster's OpenMP pool before a
-launch, the release of Numba's pool after the call) while a stochrank booster and a plain-L2 booster
-train side by side, iterations interleaved as in ``training_time.py``. Each variant runs in a fresh worker
-process: ``default`` (as shipped); ``no release`` (Numba's pool left spinning after the call);
-``no pause`` (the booster's pool left spinning during our kernels); ``kernels on half the threads``.
-Times are medians over iterations after the warm-up.
+booster's arguments unpacked, each kernel on its own, the pause of the booster's OpenMP pool before a
+parallel launch, the release of Numba's pool after the call) while the three boosters of
+``training_time.py`` (stochrank.ndcg(k=10), the built-in ranking objective, plain L2) train side by side,
+iterations interleaved. Each variant runs in a fresh worker process without the caller's OpenMP wait
+settings: ``default`` (as shipped), ``kernels on half the threads``, and for XGBoost (whose OpenMP runtime
+is a second one in the process) ``no release`` (Numba's pool left spinning after the call) and
+``no pause`` (XGBoost's pool left spinning during our kernels). Every phase is summed within each objective
+call; the table gives medians over the calls after the warm-up.
 
-    python benchmarks/call_profile.py --library xgboost --threads 16
+    python benchmarks/call_profile.py --quick     # smoke run; RESULTS.md is not touched
+    # on a 16-core machine (RESULTS.md sections call_profile_xgboost, call_profile_lightgbm[_2m]):
+    python benchmarks/call_profile.py --library xgboost --threads 16 --section call_profile_xgboost
+    python benchmarks/call_profile.py --library lightgbm --threads 16 --section call_profile_lightgbm
+    python benchmarks/call_profile.py --library lightgbm --threads 16 --rows 2000000 --iterations 15 \\
+        --warmup 3 --section call_profile_lightgbm_2m
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
 
-import numpy as np
 from _common import median, warm_up, write_results_section
-from training_time import Config, TimedObjective, _data
+from training_time import (
+    BUILTIN_NAMES,
+    Config,
+    TimedObjective,
+    timing_data,
+    train_lightgbm,
+    train_xgboost,
+    worker_env,
+)
 
 from stochrank.bench.results import fmt, markdown_table, section_header
 
-VARIANTS = ("default", "no release", "no pause", "kernels on half the threads")
+VARIANTS = {
+    "lightgbm": ("default", "kernels on half the threads"),
+    "xgboost": ("default", "no release", "no pause", "kernels on half the threads"),
+}
+SWITCHED_OFF = {"no release": "release Numba's pool", "no pause": "pause booster's pool"}
 
 
-def _timed(phases: dict[str, list[float]], name: str, function):
-    """``function`` wrapped so that every call's seconds are appended to ``phases[name]``."""
+def _instrument(phases: dict[str, dict[int, float]], call_index: Callable[[], int], variant: str) -> None:
+    """Time the objective call's phases into ``phases[name][call]`` and switch off what ``variant`` does.
 
-    def wrapper(*args, **kwargs):
-        t0 = time.perf_counter()
-        try:
-            return function(*args, **kwargs)
-        finally:
-            phases[name].append(time.perf_counter() - t0)
-
-    return wrapper
-
-
-def _instrument(phases: dict[str, list[float]], variant: str, threads: int) -> None:
-    """Wrap the objective call's phases in timers, and switch off what ``variant`` switches off."""
+    Kernels are timed at ``stochrank._parallel._launch`` (after the pause that ``run_parallel`` makes), so a
+    kernel's time excludes the pause; a phase that runs several times in one call is summed for that call.
+    """
     import numba
 
     import stochrank._parallel as parallel
     import stochrank.objectives._base as base
     from stochrank.protocol.call import DatasetCache
 
-    DatasetCache.unpack = _timed(phases, "unpack", DatasetCache.unpack)
-    foreign = (lambda: None) if variant == "no pause" else parallel.quiet_foreign_openmp
-    parallel.quiet_foreign_openmp = _timed(phases, "pause booster's pool", foreign)
-    release = (lambda n_rows: None) if variant == "no release" else base.release_kernel_threads
-    base.release_kernel_threads = _timed(phases, "release Numba's pool", release)
-    launch = parallel.run_parallel
+    def timed(name: str | Callable[..., str], function: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                label = name if isinstance(name, str) else name(*args)
+                call = phases[label]
+                call[call_index()] = call.get(call_index(), 0.0) + time.perf_counter() - t0
 
-    def run_parallel(kernel, n_rows, *args, **kwargs):
-        previous = numba.get_num_threads()
-        if variant == "kernels on half the threads":
-            numba.set_num_threads(max(1, threads // 2))
-        try:
-            return _timed(phases, f"kernel {kernel.__name__}", launch)(kernel, n_rows, *args, **kwargs)
-        finally:
-            numba.set_num_threads(previous)
+        return wrapper
 
-    for module in [m for name, m in sys.modules.items() if name.startswith("stochrank")]:
-        if getattr(module, "run_parallel", None) is launch:
-            module.run_parallel = run_parallel
+    DatasetCache.unpack = timed("unpack", DatasetCache.unpack)
+    if variant != "no pause":
+        parallel.quiet_foreign_openmp = timed("pause booster's pool", parallel.quiet_foreign_openmp)
+    else:
+        parallel.quiet_foreign_openmp = lambda: None
+    if variant != "no release":
+        base.release_kernel_threads = timed("release Numba's pool", base.release_kernel_threads)
+    else:
+        base.release_kernel_threads = lambda n_rows: None
+    parallel._launch = timed(lambda kernel, *_: f"kernel {kernel.__name__}", parallel._launch)
+    if variant == "kernels on half the threads":
+        run_parallel = parallel.run_parallel
+
+        def on_half(kernel: Any, n_rows: int, *args: Any, **kwargs: Any) -> Any:
+            previous = numba.get_num_threads()  # thread-local in Numba
+            numba.set_num_threads(max(1, previous // 2))
+            try:
+                return run_parallel(kernel, n_rows, *args, **kwargs)
+            finally:
+                numba.set_num_threads(previous)
+
+        # every module that imported run_parallel holds its own reference
+        for module in [m for name, m in sys.modules.items() if name.startswith("stochrank")]:
+            if getattr(module, "run_parallel", None) is run_parallel:
+                module.run_parallel = on_half
 
 
 def run_worker(library: str, threads: int, variant: str, rows: int, iterations: int) -> dict:
-    """Train stochrank and L2 side by side under ``variant``; return iteration times and call phases."""
+    """Train the three boosters under ``variant``; return iteration times and per-call phase times."""
     import numba
-    from training_time import _train_lightgbm, _train_xgboost
 
     import stochrank
+    from stochrank._parallel import threading_layer
 
     numba.set_num_threads(threads)
     cfg = Config(library, threads, None, rows, 136, iterations, 31, 0)
-    X, labels, sizes = _data(cfg)
+    X, labels, sizes = timing_data(cfg)
     timed = TimedObjective(stochrank.ndcg(k=10))
     warm_up(timed.objective, labels, sizes)
-    phases: dict[str, list[float]] = defaultdict(list)
-    _instrument(phases, variant, threads)
-    train = _train_lightgbm if library == "lightgbm" else _train_xgboost
+    phases: dict[str, dict[int, float]] = defaultdict(dict)
+    _instrument(phases, lambda: len(timed.times), variant)  # the call in progress: calls completed so far
+    train = train_lightgbm if library == "lightgbm" else train_xgboost
     times = train(cfg, X, labels, sizes, timed)
-    return {"times": times, "call": timed.times, "phases": dict(phases)}
+    return {
+        "times": times,
+        "call": timed.times,
+        "phases": {
+            name: [calls.get(i, 0.0) for i in range(len(timed.times))] for name, calls in phases.items()
+        },
+        "counted": {name: len(calls) for name, calls in phases.items()},
+        "layer": threading_layer(),
+    }
 
 
-def table(results: dict[str, dict], warmup: int) -> str:
-    """Milliseconds per iteration and per call phase (median over iterations), one column per variant."""
-    per_call = {v: len(r["call"]) for v, r in results.items()}
-    # phases of every call (a set-up phase such as the first call's query keys is left out)
-    names = sorted(
-        {p for v, r in results.items() for p, calls in r["phases"].items() if len(calls) >= per_call[v]}
-    )
-    rows = []
-    for label, pick in (
-        ("stochrank iteration", lambda r: r["times"]["stochrank"]),
-        ("L2 iteration", lambda r: r["times"]["l2"]),
-        ("objective call", lambda r: r["call"]),
-    ):
-        rows.append([label, *(fmt(median(pick(r)[warmup:]) * 1e3) for r in results.values())])
-    rows.append(
+def table(results: dict[str, dict], library: str, warmup: int) -> str:
+    """Milliseconds per iteration and per call phase (median over calls), one column per variant."""
+
+    def ms(values: list[float]) -> str:
+        return fmt(median(values[warmup:]) * 1e3)
+
+    rows = [
+        ["stochrank iteration", *(ms(r["times"]["stochrank"]) for r in results.values())],
+        [
+            f"{BUILTIN_NAMES[library]['ranking']} iteration",
+            *(ms(r["times"]["ranking"]) for r in results.values()),
+        ],
+        ["L2 iteration", *(ms(r["times"]["l2"]) for r in results.values())],
         [
             "stochrank ÷ L2",
             *(
                 fmt(median(r["times"]["stochrank"][warmup:]) / median(r["times"]["l2"][warmup:]))
                 for r in results.values()
             ),
-        ]
-    )
+        ],
+        ["objective call", *(ms(r["call"]) for r in results.values())],
+    ]
+    calls = {v: len(r["call"]) for v, r in results.items()}
+    # phases of every call (a set-up phase such as the first call's query keys is left out)
+    names = sorted({p for v, r in results.items() for p, n in r["counted"].items() if n >= calls[v]})
     for name in names:
         cells = []
         for variant, r in results.items():
-            calls = np.array(r["phases"].get(name, []))
-            if calls.size < per_call[variant]:  # not run in every call (switched off, or set-up only)
-                cells.append("–")
-                continue
-            # a phase may run several times per objective call: report its total per call
-            repeat = max(1, calls.size // per_call[variant])
-            per = calls[: calls.size - calls.size % repeat].reshape(-1, repeat).sum(axis=1)
-            cells.append(fmt(median(list(per[warmup:])) * 1e3))
+            if SWITCHED_OFF.get(variant) == name:
+                cells.append("off")
+            else:
+                cells.append(ms(r["phases"][name]) if r["counted"].get(name, 0) >= calls[variant] else "–")
         rows.append([f"of which {name}", *cells])
     return markdown_table(["ms (median)", *results], rows, "l" + "r" * len(results))
 
 
 def main() -> None:
-    """Parent: one worker per variant, then the table (printed and written to RESULTS.md)."""
+    """Parent: one worker per variant, then the table (printed, and written to RESULTS.md unless --quick)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--library", choices=("lightgbm", "xgboost"), default="xgboost")
+    parser.add_argument("--library", choices=tuple(VARIANTS), default="xgboost")
     parser.add_argument("--threads", type=int, default=16)
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--iterations", type=int, default=40)
     parser.add_argument("--warmup", type=int, default=5)
-    parser.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS))
-    parser.add_argument("--section", default="call_profile")
+    parser.add_argument("--section", default="call_profile_xgboost", help="RESULTS.md section to write")
+    parser.add_argument("--raw", help="also write every worker's times to this JSON file")
+    parser.add_argument("--quick", action="store_true", help="tiny smoke run; RESULTS.md is not touched")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         print(json.dumps(run_worker(args.library, args.threads, args.worker, args.rows, args.iterations)))
         return
+    if args.quick:
+        args.threads, args.rows, args.iterations, args.warmup = 2, 6_000, 10, 3
     results = {}
-    for variant in args.variants:
-        command = [sys.executable, __file__, "--worker", variant, "--library", args.library]
-        command += [
-            "--threads",
-            str(args.threads),
-            "--rows",
-            str(args.rows),
-            "--iterations",
-            str(args.iterations),
-        ]
-        proc = subprocess.run(command, capture_output=True, text=True, check=False)
+    for variant in VARIANTS[args.library]:
+        command = [sys.executable, __file__, "--worker", variant, "--library", args.library, "--threads"]
+        command += [str(args.threads), "--rows", str(args.rows), "--iterations", str(args.iterations)]
+        proc = subprocess.run(command, env=worker_env(None), capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             raise RuntimeError(f"worker {variant} failed:\n{proc.stderr}")
         results[variant] = json.loads(proc.stdout.strip().splitlines()[-1])
         print(f"{variant}: done", flush=True)
+    if args.raw:
+        with open(args.raw, "w") as raw:
+            json.dump(results, raw)
+    layers = sorted({str(r["layer"]) for r in results.values()})
     body = "\n".join(
         [
             section_header(
                 f"2. One stochrank objective call inside {args.library} training, phase by phase "
-                f"(~{args.rows:,} rows, {args.threads} threads)"
+                f"(~{args.rows:,} rows, {args.threads} threads, {os.cpu_count()}-CPU machine)"
             ),
             (
-                f"~{args.rows:,} rows × 136 features, the workload of section 2; stochrank.ndcg(k=10) and "
-                f"plain L2 boosters trained side by side, {args.iterations} iterations interleaved, medians "
-                f"after {args.warmup} warm-up iterations; one worker process per variant. A phase that runs "
-                "more than once per call is summed per call; 'pause booster's pool' runs inside the kernel "
-                "launches."
+                f"~{args.rows:,} rows × 136 features, the workload of section 2; its three boosters "
+                f"(stochrank.ndcg(k=10), {BUILTIN_NAMES[args.library]['ranking']}, L2) trained side by side, "
+                f"{args.iterations} iterations interleaved; one worker process per variant (Numba threading "
+                f"layer in the workers: {', '.join(layers)}). Each phase is summed within an objective call "
+                f"(a kernel's time excludes the pause before its launch); medians over the calls after "
+                f"{args.warmup} warm-up iterations; 'off': the variant switches that phase off."
             ),
             "",
-            table(results, args.warmup),
+            table(results, args.library, args.warmup),
         ]
     )
     print("\n" + body)
-    write_results_section(args.section, body)
+    if not args.quick:
+        write_results_section(args.section, body)
 
 
 if __name__ == "__main__":

@@ -7,10 +7,10 @@ for all three, at each thread count of ``--threads`` (booster threads = Numba th
 
 Each configuration (library, threads, environment) runs in a fresh worker subprocess so that
 environment variables such as ``OMP_WAIT_POLICY=PASSIVE`` apply before any OpenMP pool starts; with
-more than one thread both libraries run with and without it (XGBoost's bundled libgomp busy-waits and
-competes with Numba's threads; on a shared machine any spinning team competes with other tenants). The
-stochrank quiets the other OpenMP runtime around its kernels (``stochrank._openmp``); with XGBoost at more
-than one thread a third worker runs with that switched off, to measure what it buys. The
+more than one thread both libraries run with and without it, unless ``--default-env-only`` (XGBoost's bundled
+libgomp busy-waits and competes with Numba's threads; on a shared machine any spinning team competes with
+other tenants). stochrank quiets the other OpenMP runtime around its kernels (``stochrank._openmp``); with
+XGBoost at more than one thread a third worker runs with that switched off, to measure what it buys. The
 parent runs the workers round-robin (``--runs`` rounds × every configuration). Inside a worker the
 three boosters train side by side, iterations interleaved round-robin (``Booster.update`` called in
 turn, as ``lgb.train`` / ``xgb.train`` call it, each call timed), so load bursts on a shared machine hit
@@ -94,7 +94,7 @@ class TimedObjective:
 
 
 # ----------------------------------------------------------------------------------- worker
-def _data(cfg: Config):
+def timing_data(cfg: Config):
     """``(X, labels, sizes)``: about ``cfg.rows`` MSLR-shaped rows with ``cfg.features`` features."""
     n_queries = max(2, cfg.rows // MSLR_MEAN_DOCS)
     sizes, _, labels = ranking_data(n_queries, cfg.seed)
@@ -102,7 +102,7 @@ def _data(cfg: Config):
     return X, labels, sizes
 
 
-def _interleave(steps: dict, iterations: int) -> dict[str, list[float]]:
+def interleave(steps: dict, iterations: int) -> dict[str, list[float]]:
     """Seconds of each boosting iteration of every booster, iterations interleaved round-robin:
     iteration i of each objective runs before iteration i+1 of any (the order rotating with i), so
     load changes on a shared machine hit all objectives alike."""
@@ -117,7 +117,7 @@ def _interleave(steps: dict, iterations: int) -> dict[str, list[float]]:
     return times
 
 
-def _train_lightgbm(cfg: Config, X, labels, sizes, timed: TimedObjective) -> dict[str, list[float]]:
+def train_lightgbm(cfg: Config, X, labels, sizes, timed: TimedObjective) -> dict[str, list[float]]:
     """Iteration times of stochrank, lambdarank and regression boosters sharing one Dataset."""
     import lightgbm as lgb
 
@@ -141,10 +141,10 @@ def _train_lightgbm(cfg: Config, X, labels, sizes, timed: TimedObjective) -> dic
         name: (lambda i, b=b, f=(timed if name == "stochrank" else None): b.update(fobj=f))
         for name, b in boosters.items()
     }
-    return _interleave(steps, cfg.iterations)
+    return interleave(steps, cfg.iterations)
 
 
-def _train_xgboost(cfg: Config, X, labels, sizes, timed: TimedObjective) -> dict[str, list[float]]:
+def train_xgboost(cfg: Config, X, labels, sizes, timed: TimedObjective) -> dict[str, list[float]]:
     """Iteration times of stochrank, rank:ndcg and reg:squarederror boosters sharing one QuantileDMatrix."""
     import xgboost as xgb
 
@@ -159,7 +159,7 @@ def _train_xgboost(cfg: Config, X, labels, sizes, timed: TimedObjective) -> dict
         name: (lambda i, b=b, f=(timed if name == "stochrank" else None): b.update(dtrain, i, fobj=f))
         for name, b in boosters.items()
     }
-    return _interleave(steps, cfg.iterations)
+    return interleave(steps, cfg.iterations)
 
 
 def run_worker(cfg: Config) -> dict:
@@ -174,10 +174,10 @@ def run_worker(cfg: Config) -> dict:
         stochrank._parallel.quiet_foreign_openmp = lambda: None
         stochrank.objectives._base.release_kernel_threads = lambda n_rows: None
     numba.set_num_threads(cfg.threads)
-    X, labels, sizes = _data(cfg)
+    X, labels, sizes = timing_data(cfg)
     timed = TimedObjective(stochrank.ndcg(k=10))
     warm_up(timed.objective, labels, sizes)
-    train = _train_lightgbm if cfg.library == "lightgbm" else _train_xgboost
+    train = train_lightgbm if cfg.library == "lightgbm" else train_xgboost
     times = train(cfg, X, labels, sizes, timed)
     return {
         "config": asdict(cfg),
@@ -188,14 +188,19 @@ def run_worker(cfg: Config) -> dict:
     }
 
 
+def worker_env(wait_policy: str | None) -> dict[str, str]:
+    """This process's environment without the caller's OpenMP wait settings, plus ``wait_policy`` if any."""
+    env = {k: v for k, v in os.environ.items() if k not in OMP_ENV_KEYS}
+    if wait_policy:
+        env["OMP_WAIT_POLICY"] = wait_policy
+    return env
+
+
 def launch(cfg: Config) -> dict:
     """Run one worker in a fresh interpreter with the configuration's OpenMP environment."""
-    env = {k: v for k, v in os.environ.items() if k not in OMP_ENV_KEYS}
-    if cfg.wait_policy:
-        env["OMP_WAIT_POLICY"] = cfg.wait_policy
     proc = subprocess.run(
         [sys.executable, __file__, "--worker", json.dumps(asdict(cfg))],
-        env=env,
+        env=worker_env(cfg.wait_policy),
         capture_output=True,
         text=True,
         check=False,
@@ -226,7 +231,7 @@ def _over_runs(per_round: dict[int, dict], value) -> float:
 
 
 def tables(runs, rows: int, queries: int, cfg: Config, warmup: int, title: str) -> str:
-    """The RESULTS.md body: main table, verdicts, and the wait-policy comparison.
+    """The RESULTS.md body: main table, verdicts, and the wait-policy and quieting comparisons (where run).
 
     Times are medians over runs; every ratio is the median of per-run ratios, each taken between
     runs made side by side (same worker process for objectives, same round for wait policies).
@@ -280,6 +285,7 @@ def tables(runs, rows: int, queries: int, cfg: Config, warmup: int, title: str) 
     wait = _paired_table(runs, order, ("default", "PASSIVE"), lambda k: (k[0], k[1], "PASSIVE", True))
     quieting = _paired_table(runs, order, ("quieting on", "off"), lambda k: (k[0], k[1], None, False))
     n_runs = min(len(per) for per in runs.values())
+    compared = ", wait policies within one round" if wait or quieting else ""
     return "\n".join(
         [
             section_header(title),
@@ -291,7 +297,7 @@ def tables(runs, rows: int, queries: int, cfg: Config, warmup: int, title: str) 
                 "eta 0.1, QuantileDMatrix(qid), rank:ndcg with its defaults (topk pairs, 32 per sample), "
                 f"stochrank with base_score 0. {cfg.iterations} iterations per run, median iteration after "
                 f"{warmup} warm-up iterations; median over {n_runs} runs; ratios are medians of per-run "
-                "ratios (objectives compared within one worker, wait policies within one round). Workers "
+                f"ratios (objectives compared within one worker{compared}). Workers "
                 "(one fresh process per configuration and round) run round-robin; inside a worker the three "
                 "boosters train side by side, iterations interleaved round-robin (`Booster.update` timed, "
                 "as `lgb.train`/`xgb.train` call it). 'objective call' is stochrank's call timed inside "

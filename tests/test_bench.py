@@ -7,6 +7,7 @@ import csv
 import itertools
 import json
 import math
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from scipy import stats
 
 import stochrank
 from stochrank import metrics
-from stochrank.bench import METHODS, Protocol, run_protocol
+from stochrank.bench import METHODS, Protocol, results, run_protocol
 from stochrank.bench.__main__ import main, parse_args
 from stochrank.bench.cache import Run, RunCache
 from stochrank.bench.methods import (
@@ -708,10 +709,6 @@ def test_metric_sets_every_methods_objective(metric: str, objective: str, cb_lam
 
 def test_package_version_finds_a_package_installed_under_another_distribution_name(monkeypatch):
     """``xgboost-cpu`` installs the package ``xgboost``: the machine line must still give its version."""
-    from importlib import metadata
-
-    from stochrank.bench import results
-
     real_version = metadata.version
 
     def version(name):

@@ -106,11 +106,13 @@ def machine_line(*, runner: bool = False) -> str:
 
 
 def package_version(package: str) -> str:
-    """Return the installed version of ``package``, or 'not installed'."""
+    """Return the installed version of ``package`` (a distribution or an import name), or 'not installed'.
+
+    An import name is looked up among the distributions that provide it: ``xgboost-cpu`` installs ``xgboost``.
+    """
     try:
         return metadata.version(package)
     except metadata.PackageNotFoundError:
-        # installed under another distribution's name (xgboost-cpu installs the package xgboost)
         for distribution in metadata.packages_distributions().get(package, []):
             return metadata.version(distribution)
         return "not installed"
