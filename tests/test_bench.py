@@ -720,3 +720,25 @@ def test_package_version_finds_a_package_installed_under_another_distribution_na
     monkeypatch.setattr(metadata, "packages_distributions", lambda: {"xgboost": ["numpy"]})
     assert results.package_version("xgboost") == real_version("numpy")
     assert results.package_version("no-such-package") == "not installed"
+
+
+def test_section_writes_its_own_section_and_leaves_the_comparison_of_record(tmp_path: Path, capsys) -> None:
+    """``--section`` keeps a run with another method list or budget from replacing the record section."""
+    results_md = tmp_path / "RESULTS.md"
+    record = "<!-- mq2008_comparison:start -->\nTHE-RECORD\n<!-- mq2008_comparison:end -->\n"
+    results_md.write_text("# results\n\n" + record)
+    argv = [*TINY, "--seeds", "1", "--out", str(tmp_path / "out"), "--results", str(results_md)]
+    assert main([*argv, "--section", "mq2008_extension"]) == 0
+    text = results_md.read_text()
+    assert record in text  # untouched
+    extension = text.split("<!-- mq2008_extension:start -->")[1].split("<!-- mq2008_extension:end -->")[0]
+    assert "(quick preset, 2 configurations: lgb-lambdarank, sr-lgb)" in extension
+    assert (tmp_path / "mq2008_extension_learning_curves.png").exists()
+    capsys.readouterr()
+    for args, message in (
+        ([*argv, "--section", "a b"], "use letters, digits"),
+        ([*TINY, "--section", "x"], "give --results too"),
+    ):
+        with pytest.raises(SystemExit):
+            parse_args(args)
+        assert message in capsys.readouterr().err

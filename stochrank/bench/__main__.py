@@ -17,6 +17,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import argparse
 import logging
+import re
 import shutil
 import sys
 import textwrap
@@ -142,6 +143,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     add("--out", help="output folder (default: bench_runs/<dataset>)")
     add("--results", help="also write the report into this Markdown file's <dataset>_comparison section")
+    add(
+        "--section",
+        help="name of that section instead (letters, digits, '_', '-'), for a run that must not replace the "
+        "comparison of record of its dataset and metric, e.g. one with another method list or budget",
+    )
     add("--no-progress", action="store_true", help="no progress bars")
     return parser
 
@@ -200,6 +206,12 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Protocol, list[str], 
     if not methods:
         parser.error(f"no method of the selection runs --metric {target.spec}.")
     args.skipped = skipped
+    if args.section is not None and not re.fullmatch(r"[A-Za-z0-9_-]+", args.section):
+        parser.error(
+            f"--section {args.section!r}: use letters, digits, '_' and '-' only (it names a section)"
+        )
+    if args.section is not None and not args.results:
+        parser.error("--section names a section of the --results file: give --results too.")
     if BASELINE in methods:  # the baseline first: every p-value is against it
         methods.remove(BASELINE)
         methods.insert(0, BASELINE)
@@ -284,11 +296,14 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"Wrote {', '.join(str(p) for p in paths.values())}.")  # fmt: skip
     if args.results:
         suffix = _suffix(protocol.target)
-        name = f"{(protocol.dataset + suffix).replace('-', '_')}_comparison"
+        name = args.section or f"{(protocol.dataset + suffix).replace('-', '_')}_comparison"
         # The run folder is not version-controlled: the figure goes next to the results file.
-        figure = Path(args.results).resolve().parent / f"{protocol.dataset}{suffix}_learning_curves.png"
+        stem = args.section or f"{protocol.dataset}{suffix}"
+        figure = Path(args.results).resolve().parent / f"{stem}_learning_curves.png"
         shutil.copyfile(paths["learning_curves.png"], figure)
         title = f"{protocol.dataset} comparison, {protocol.target.label} ({args.preset} preset)"
+        if args.section:
+            title = title[:-1] + f", {protocol.budget} configurations: {', '.join(methods)})"
         body = section_header(title, runner=True) + "\n" + markdown(summary, figure.name)
         body += f"\nWall time {seconds:.0f} s for {outcome.trained} fit(s) trained in this call.\n"
         write_section(args.results, name, body)
