@@ -722,22 +722,42 @@ def test_package_version_finds_a_package_installed_under_another_distribution_na
     assert results.package_version("no-such-package") == "not installed"
 
 
-def test_section_writes_its_own_section_and_leaves_the_comparison_of_record(tmp_path: Path, capsys) -> None:
+def test_section_writes_its_own_section_and_leaves_the_comparison_of_record(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
     """``--section`` keeps a run with another method list or budget from replacing the record section."""
     results_md = tmp_path / "RESULTS.md"
     record = "<!-- mq2008_comparison:start -->\nTHE-RECORD\n<!-- mq2008_comparison:end -->\n"
-    results_md.write_text("# results\n\n" + record)
-    argv = [*TINY, "--seeds", "1", "--out", str(tmp_path / "out"), "--results", str(results_md)]
+    other = "<!-- training_time:start -->\n## 2. Per-iteration training time\n<!-- training_time:end -->\n"
+    results_md.write_text("# results\n\n" + record + other)
+    out = tmp_path / "out"
+    argv = [*TINY, "--seeds", "1", "--out", str(out), "--results", str(results_md)]
     assert main([*argv, "--section", "mq2008_extension"]) == 0
     text = results_md.read_text()
-    assert record in text  # untouched
+    assert record in text and other in text  # untouched
     extension = text.split("<!-- mq2008_extension:start -->")[1].split("<!-- mq2008_extension:end -->")[0]
-    assert "(quick preset, 2 configurations: lgb-lambdarank, sr-lgb)" in extension
-    assert (tmp_path / "mq2008_extension_learning_curves.png").exists()
+    assert (
+        "(quick preset; 2 configurations per method × 1 seeds; methods lgb-lambdarank, sr-lgb)" in extension
+    )
+    assert (tmp_path / "section_mq2008_extension_learning_curves.png").exists()
+    assert not (tmp_path / "mq2008_learning_curves.png").exists()
+    assert (out / "results.csv").exists()  # --out given: the tables go there
+    capsys.readouterr()
+    # Again, its own section is rewritten; without --out the fit cache is the record run's folder's and the
+    # tables go to a folder of their own inside it.
+    monkeypatch.chdir(tmp_path)
+    default_out = [a for a in argv if a not in ("--out", str(out))]
+    assert main([*default_out, "--section", "mq2008_extension"]) == 0
+    record_folder = tmp_path / "bench_runs" / "mq2008"
+    assert (record_folder / "runs").is_dir() and not (record_folder / "results.csv").exists()
+    assert (record_folder / "mq2008_extension" / "results.csv").exists()
+    assert results_md.read_text().count("<!-- mq2008_extension:start -->") == 1
     capsys.readouterr()
     for args, message in (
         ([*argv, "--section", "a b"], "use letters, digits"),
         ([*TINY, "--section", "x"], "give --results too"),
+        ([*argv, "--section", "mq2008_comparison"], "comparisons of record"),
+        ([*argv, "--section", "training_time"], "from another script"),
     ):
         with pytest.raises(SystemExit):
             parse_args(args)

@@ -145,8 +145,9 @@ def _parser() -> argparse.ArgumentParser:
     add("--results", help="also write the report into this Markdown file's <dataset>_comparison section")
     add(
         "--section",
-        help="name of that section instead (letters, digits, '_', '-'), for a run that must not replace the "
-        "comparison of record of its dataset and metric, e.g. one with another method list or budget",
+        help="name of that section instead (letters, digits, '_', '-'; not ending in '_comparison'), for a "
+        "run that must not replace the comparison of record of its dataset and metric, e.g. one with another "
+        "method list or budget; without --out its tables go to a folder of that name by the shared fit cache",
     )
     add("--no-progress", action="store_true", help="no progress bars")
     return parser
@@ -206,12 +207,8 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Protocol, list[str], 
     if not methods:
         parser.error(f"no method of the selection runs --metric {target.spec}.")
     args.skipped = skipped
-    if args.section is not None and not re.fullmatch(r"[A-Za-z0-9_-]+", args.section):
-        parser.error(
-            f"--section {args.section!r}: use letters, digits, '_' and '-' only (it names a section)"
-        )
-    if args.section is not None and not args.results:
-        parser.error("--section names a section of the --results file: give --results too.")
+    if args.section is not None:
+        _check_section(parser, args.section, args.results)
     if BASELINE in methods:  # the baseline first: every p-value is against it
         methods.remove(BASELINE)
         methods.insert(0, BASELINE)
@@ -236,6 +233,29 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Protocol, list[str], 
         parser.error(str(exc))
     out = Path(args.out) if args.out else Path("bench_runs") / (dataset + _suffix(target))
     return protocol, methods, out, args
+
+
+def _check_section(parser: argparse.ArgumentParser, section: str, results: str | None) -> None:
+    """Refuse a ``--section`` that is no section name, or that would replace what the bench must keep.
+
+    Names ending in ``_comparison`` are the comparisons of record; a section of the file that this bench did
+    not write (another script's) is not the bench's to replace.
+    """
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", section):
+        parser.error(f"--section {section!r}: use letters, digits, '_' and '-' only (it names a section).")
+    if not results:
+        parser.error("--section names a section of the --results file: give --results too.")
+    if section.endswith("_comparison"):
+        parser.error(f"--section {section!r}: names ending in '_comparison' are the comparisons of record.")
+    path = Path(results)
+    text = path.read_text() if path.exists() else ""
+    start = f"<!-- {section}:start -->\n"
+    if start in text:
+        heading = text.split(start, 1)[1].split("\n", 1)[0]  # the bench's: "## <dataset> comparison, ..."
+        if not (heading.startswith("## ") and " comparison, " in heading):
+            parser.error(
+                f"--section {section!r}: {results} has that section from another script; name a new one."
+            )
 
 
 def _suffix(target: Target) -> str:
@@ -288,7 +308,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"python -m stochrank.bench: error: {exc}", file=sys.stderr)
         return 2
     summary = summarize(outcome, n_resamples=args.n_resamples)
-    paths = write_outputs(summary, out)
+    # A run with its own section keeps its tables apart from the record run's (the fit cache is shared).
+    paths = write_outputs(summary, out / args.section if args.section and not args.out else out)
     seconds = time.perf_counter() - start
     print("\n" + markdown(summary, None))
     loaded = len(outcome.runs) - outcome.trained
@@ -298,12 +319,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         suffix = _suffix(protocol.target)
         name = args.section or f"{(protocol.dataset + suffix).replace('-', '_')}_comparison"
         # The run folder is not version-controlled: the figure goes next to the results file.
-        stem = args.section or f"{protocol.dataset}{suffix}"
+        stem = (
+            f"section_{args.section}" if args.section else f"{protocol.dataset}{suffix}"
+        )  # never a record's
         figure = Path(args.results).resolve().parent / f"{stem}_learning_curves.png"
         shutil.copyfile(paths["learning_curves.png"], figure)
-        title = f"{protocol.dataset} comparison, {protocol.target.label} ({args.preset} preset)"
+        settings = f"{args.preset} preset"
         if args.section:
-            title = title[:-1] + f", {protocol.budget} configurations: {', '.join(methods)})"
+            settings += (
+                f"; {protocol.budget} configurations per method × {len(protocol.seeds)} seeds; methods "
+                f"{', '.join(methods)}"
+            )
+        title = f"{protocol.dataset} comparison, {protocol.target.label} ({settings})"
         body = section_header(title, runner=True) + "\n" + markdown(summary, figure.name)
         body += f"\nWall time {seconds:.0f} s for {outcome.trained} fit(s) trained in this call.\n"
         write_section(args.results, name, body)
