@@ -172,10 +172,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--iterations", type=int, default=40)
     parser.add_argument("--warmup", type=int, default=5)
-    parser.add_argument(
-        "--section",
-        help="RESULTS.md section to write (default: call_profile_<library>; required with --rows)",
-    )
+    parser.add_argument("--section", help="RESULTS.md section to write (required unless --quick)")
     parser.add_argument("--raw", help="also write every worker's times to this JSON file")
     parser.add_argument("--quick", action="store_true", help="tiny smoke run; RESULTS.md is not touched")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
@@ -185,10 +182,10 @@ def main() -> None:
         return
     if args.quick:  # just above PARALLEL_MIN_ROWS, so that the pause and the release run
         args.threads, args.rows, args.iterations, args.warmup = 2, 25_000, 10, 3
-    elif args.section is None:
-        if args.rows != parser.get_default("rows"):
-            parser.error("--rows other than the default writes another workload: name its --section.")
-        args.section = f"call_profile_{args.library}"
+    elif args.section is None:  # each machine, booster and workload has its own (see the commands above)
+        parser.error(
+            "name the RESULTS.md --section to write, e.g. call_profile_xgboost on a 16-core machine."
+        )
     results = {}
     for variant in VARIANTS[args.library]:
         command = [sys.executable, __file__, "--worker", variant, "--library", args.library, "--threads"]

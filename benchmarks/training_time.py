@@ -285,7 +285,8 @@ def tables(runs, rows: int, queries: int, cfg: Config, warmup: int, title: str) 
     wait = _paired_table(runs, order, ("default", "PASSIVE"), lambda k: (k[0], k[1], "PASSIVE", True))
     quieting = _paired_table(runs, order, ("quieting on", "off"), lambda k: (k[0], k[1], None, False))
     n_runs = min(len(per) for per in runs.values())
-    compared = ", wait policies and the quieting within one round" if wait or quieting else ""
+    varied = [name for name, table in (("wait policies", wait), ("the quieting", quieting)) if table]
+    compared = f", {' and '.join(varied)} within one round" if varied else ""
     return "\n".join(
         [
             section_header(title),
