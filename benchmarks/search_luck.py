@@ -87,8 +87,8 @@ def paired_t_from_sums(total: np.ndarray, squares: np.ndarray, n: int) -> tuple[
     """Mean difference and two-sided paired-t p-value, elementwise, from :func:`pair_sums`' sums over n.
 
     The test of :func:`stochrank.bench.stats.paired_t` on the sums of the differences and of their squares;
-    a zero spread (every difference equal, identical rankings among them) gives t = 0, p = 1 rather than
-    a division by zero, whatever the mean.
+    a zero spread (every difference equal) gives t = 0, p = 1 rather than a division by zero, even for a
+    non-zero mean (where scipy's test would give p = 0; it does not arise between trained rankers).
     """
     mean = total / n
     sd = np.sqrt(np.maximum(squares - n * mean**2, 0.0) / (n - 1))

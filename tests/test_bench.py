@@ -736,15 +736,13 @@ def test_section_writes_its_own_section_and_leaves_the_comparison_of_record(
     text = results_md.read_text()
     assert record in text and other in text  # untouched
     extension = text.split("<!-- mq2008_extension:start -->")[1].split("<!-- mq2008_extension:end -->")[0]
-    assert (
-        "(quick preset; 2 configurations per method × 1 seeds; methods lgb-lambdarank, sr-lgb)" in extension
-    )
+    assert "(quick preset; 2 configurations per method × 1 seed; methods lgb-lambdarank, sr-lgb)" in extension
     assert (tmp_path / "section_mq2008_extension_learning_curves.png").exists()
     assert not (tmp_path / "mq2008_learning_curves.png").exists()
-    assert (out / "results.csv").exists()  # --out given: the tables go there
+    assert (out / "mq2008_extension" / "results.csv").exists() and not (out / "results.csv").exists()
     capsys.readouterr()
-    # Again, its own section is rewritten; without --out the fit cache is the record run's folder's and the
-    # tables go to a folder of their own inside it.
+    # Again, its own section is rewritten; without --out the fit cache is the record run's and the tables
+    # go to a folder of their own beside it.
     monkeypatch.chdir(tmp_path)
     default_out = [a for a in argv if a not in ("--out", str(out))]
     assert main([*default_out, "--section", "mq2008_extension"]) == 0
@@ -758,6 +756,8 @@ def test_section_writes_its_own_section_and_leaves_the_comparison_of_record(
         ([*TINY, "--section", "x"], "give --results too"),
         ([*argv, "--section", "mq2008_comparison"], "comparisons of record"),
         ([*argv, "--section", "training_time"], "from another script"),
+        ([*argv, "--section", "runs"], "fit cache"),
+        ([*argv, "--metric", "mrr", "--section", "mq2008_extension"], "another dataset or metric"),
     ):
         with pytest.raises(SystemExit):
             parse_args(args)

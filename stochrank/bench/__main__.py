@@ -147,7 +147,7 @@ def _parser() -> argparse.ArgumentParser:
         "--section",
         help="name of that section instead (letters, digits, '_', '-'; not ending in '_comparison'), for a "
         "run that must not replace the comparison of record of its dataset and metric, e.g. one with another "
-        "method list or budget; without --out its tables go to a folder of that name by the shared fit cache",
+        "method list or budget; its tables go to <out>/<NAME>/, beside the shared fit cache <out>/runs/",
     )
     add("--no-progress", action="store_true", help="no progress bars")
     return parser
@@ -208,7 +208,7 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Protocol, list[str], 
         parser.error(f"no method of the selection runs --metric {target.spec}.")
     args.skipped = skipped
     if args.section is not None:
-        _check_section(parser, args.section, args.results)
+        _check_section(parser, args.section, args.results, f"## {dataset} comparison, {target.label} (")
     if BASELINE in methods:  # the baseline first: every p-value is against it
         methods.remove(BASELINE)
         methods.insert(0, BASELINE)
@@ -235,27 +235,29 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Protocol, list[str], 
     return protocol, methods, out, args
 
 
-def _check_section(parser: argparse.ArgumentParser, section: str, results: str | None) -> None:
+def _check_section(parser: argparse.ArgumentParser, section: str, results: str | None, heading: str) -> None:
     """Refuse a ``--section`` that is no section name, or that would replace what the bench must keep.
 
-    Names ending in ``_comparison`` are the comparisons of record; a section of the file that this bench did
-    not write (another script's) is not the bench's to replace.
+    Names ending in ``_comparison`` are the comparisons of record; ``runs`` is the fit cache's folder; an
+    existing section is replaced only when its title starts with ``heading`` (this dataset and metric).
     """
     if not re.fullmatch(r"[A-Za-z0-9_-]+", section):
         parser.error(f"--section {section!r}: use letters, digits, '_' and '-' only (it names a section).")
     if not results:
         parser.error("--section names a section of the --results file: give --results too.")
-    if section.endswith("_comparison"):
-        parser.error(f"--section {section!r}: names ending in '_comparison' are the comparisons of record.")
+    if section.endswith("_comparison") or section == "runs":
+        parser.error(
+            f"--section {section!r}: names ending in '_comparison' are the comparisons of record, and 'runs' "
+            "is the fit cache's folder."
+        )
     path = Path(results)
     text = path.read_text() if path.exists() else ""
     start = f"<!-- {section}:start -->\n"
-    if start in text:
-        heading = text.split(start, 1)[1].split("\n", 1)[0]  # the bench's: "## <dataset> comparison, ..."
-        if not (heading.startswith("## ") and " comparison, " in heading):
-            parser.error(
-                f"--section {section!r}: {results} has that section from another script; name a new one."
-            )
+    if start in text and not text.split(start, 1)[1].startswith(heading):
+        parser.error(
+            f"--section {section!r}: {results} has that section from another script or for another dataset "
+            "or metric; name a new one."
+        )
 
 
 def _suffix(target: Target) -> str:
@@ -309,7 +311,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     summary = summarize(outcome, n_resamples=args.n_resamples)
     # A run with its own section keeps its tables apart from the record run's (the fit cache is shared).
-    paths = write_outputs(summary, out / args.section if args.section and not args.out else out)
+    paths = write_outputs(summary, out / args.section if args.section else out)
     seconds = time.perf_counter() - start
     print("\n" + markdown(summary, None))
     loaded = len(outcome.runs) - outcome.trained
@@ -327,7 +329,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = f"{args.preset} preset"
         if args.section:
             settings += (
-                f"; {protocol.budget} configurations per method × {len(protocol.seeds)} seeds; methods "
+                f"; {protocol.budget} configurations per method × {len(protocol.seeds)} "
+                f"seed{'s' if len(protocol.seeds) > 1 else ''}; methods "
                 f"{', '.join(methods)}"
             )
         title = f"{protocol.dataset} comparison, {protocol.target.label} ({settings})"
