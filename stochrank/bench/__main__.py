@@ -145,9 +145,10 @@ def _parser() -> argparse.ArgumentParser:
     add("--results", help="also write the report into this Markdown file's <dataset>_comparison section")
     add(
         "--section",
-        help="name of that section instead (letters, digits, '_', '-'; not ending in '_comparison'), for a "
-        "run that must not replace the comparison of record of its dataset and metric, e.g. one with another "
-        "method list or budget; its tables go to <out>/<NAME>/, beside the shared fit cache <out>/runs/",
+        help="name of that section instead (letters, digits, '_', '-'; not 'runs', not ending in "
+        "'_comparison'), for a run that must not replace the comparison of record of its dataset and metric, "
+        "e.g. one with another method list or budget; its tables go to <out>/<NAME>/, beside the shared fit "
+        "cache <out>/runs/",
     )
     add("--no-progress", action="store_true", help="no progress bars")
     return parser
@@ -245,15 +246,15 @@ def _check_section(parser: argparse.ArgumentParser, section: str, results: str |
         parser.error(f"--section {section!r}: use letters, digits, '_' and '-' only (it names a section).")
     if not results:
         parser.error("--section names a section of the --results file: give --results too.")
-    if section.endswith("_comparison") or section == "runs":
+    if section.endswith("_comparison") or section.lower() == "runs":
         parser.error(
             f"--section {section!r}: names ending in '_comparison' are the comparisons of record, and 'runs' "
             "is the fit cache's folder."
         )
     path = Path(results)
     text = path.read_text() if path.exists() else ""
-    start = f"<!-- {section}:start -->\n"
-    if start in text and not text.split(start, 1)[1].startswith(heading):
+    start = f"<!-- {section}:start -->"
+    if start in text and not text.split(start, 1)[1].lstrip().startswith(heading):
         parser.error(
             f"--section {section!r}: {results} has that section from another script or for another dataset "
             "or metric; name a new one."
@@ -329,7 +330,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = f"{args.preset} preset"
         if args.section:
             settings += (
-                f"; {protocol.budget} configurations per method × {len(protocol.seeds)} "
+                f"; {protocol.budget} configuration{'s' if protocol.budget > 1 else ''} per method × "
+                f"{len(protocol.seeds)} "
                 f"seed{'s' if len(protocol.seeds) > 1 else ''}; methods "
                 f"{', '.join(methods)}"
             )
