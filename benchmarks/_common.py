@@ -14,6 +14,7 @@ import contextlib
 import dataclasses
 import hashlib
 import json
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -140,6 +141,18 @@ def interleaved_times(
             cases[name]()
             times[name].append(time.perf_counter() - t0)
     return times
+
+
+def run_json_worker(argv: Sequence[str], label: str, env: dict[str, str] | None = None) -> Any:
+    """Run ``python <argv>`` in a fresh interpreter and return the JSON of its last line of output.
+
+    Measurements that must not share a process (OpenMP pools, peak memory) run this way; a failed worker
+    raises with its stderr, named by ``label``.
+    """
+    proc = subprocess.run([sys.executable, *argv], env=env, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{label} failed:\n{proc.stderr}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def median(xs: Sequence[float]) -> float:

@@ -23,14 +23,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from _common import median, warm_up, write_results_section
+from _common import median, run_json_worker, warm_up, write_results_section
 from training_time import (
     BUILTIN_NAMES,
     Config,
@@ -188,12 +187,9 @@ def main() -> None:
         )
     results = {}
     for variant in VARIANTS[args.library]:
-        command = [sys.executable, __file__, "--worker", variant, "--library", args.library, "--threads"]
-        command += [str(args.threads), "--rows", str(args.rows), "--iterations", str(args.iterations)]
-        proc = subprocess.run(command, env=worker_env(None), capture_output=True, text=True, check=False)
-        if proc.returncode != 0:
-            raise RuntimeError(f"worker {variant} failed:\n{proc.stderr}")
-        results[variant] = json.loads(proc.stdout.strip().splitlines()[-1])
+        argv = [__file__, "--worker", variant, "--library", args.library, "--threads", str(args.threads)]
+        argv += ["--rows", str(args.rows), "--iterations", str(args.iterations)]
+        results[variant] = run_json_worker(argv, f"worker {variant}", worker_env(None))
         print(f"{variant}: done", flush=True)
     if args.raw:
         with open(args.raw, "w") as raw:

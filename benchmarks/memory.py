@@ -22,15 +22,20 @@ from __future__ import annotations
 import argparse
 import json
 import resource
-import subprocess
-import sys
 import tempfile
 import time
 import tracemalloc
 from pathlib import Path
 
 import numpy as np
-from _common import MSLR_MEAN_DOCS, lgb_ranking_dataset, ranking_data, warm_up, write_results_section
+from _common import (
+    MSLR_MEAN_DOCS,
+    lgb_ranking_dataset,
+    ranking_data,
+    run_json_worker,
+    warm_up,
+    write_results_section,
+)
 
 from stochrank.bench.results import fmt, markdown_table, section_header
 
@@ -118,15 +123,10 @@ def measure_iteration(rows: int, seed: int, objective_name: str) -> dict[str, fl
 
 def _child(phase: str, **kwargs: object) -> dict[str, float]:
     """Run one measurement in a fresh interpreter and return its result."""
-    proc = subprocess.run(
-        [sys.executable, __file__, "--child", json.dumps({"phase": phase, **kwargs})],
-        capture_output=True,
-        text=True,
-        check=False,
+    result: dict[str, float] = run_json_worker(
+        [__file__, "--child", json.dumps({"phase": phase, **kwargs})], phase
     )
-    if proc.returncode != 0:
-        raise RuntimeError(f"{phase} failed:\n{proc.stderr}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
 
 
 def run_child(spec: dict) -> dict[str, float]:

@@ -31,13 +31,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
-import sys
 import time
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from _common import MSLR_MEAN_DOCS, median, ranking_data, warm_up, write_results_section
+from _common import MSLR_MEAN_DOCS, median, ranking_data, run_json_worker, warm_up, write_results_section
 
 from stochrank.bench.results import fmt, markdown_table, section_header
 from stochrank.datasets.synthetic import grade_features
@@ -198,16 +196,9 @@ def worker_env(wait_policy: str | None) -> dict[str, str]:
 
 def launch(cfg: Config) -> dict:
     """Run one worker in a fresh interpreter with the configuration's OpenMP environment."""
-    proc = subprocess.run(
-        [sys.executable, __file__, "--worker", json.dumps(asdict(cfg))],
-        env=worker_env(cfg.wait_policy),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if proc.returncode != 0:
-        raise RuntimeError(f"worker {cfg.label} failed:\n{proc.stderr}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    argv = [__file__, "--worker", json.dumps(asdict(cfg))]
+    result: dict = run_json_worker(argv, f"worker {cfg.label}", worker_env(cfg.wait_policy))
+    return result
 
 
 # ---------------------------------------------------------------------------------- summary
