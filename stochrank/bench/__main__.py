@@ -30,7 +30,7 @@ from .methods import BASELINE, METHODS
 from .outputs import write_outputs
 from .protocol import Protocol, run_protocol
 from .report import markdown, summarize
-from .results import section_header, write_section
+from .results import section_header, section_markers, write_section
 from .stats import N_RESAMPLES
 from .target import Target
 
@@ -253,7 +253,7 @@ def _check_section(parser: argparse.ArgumentParser, section: str, results: str |
         )
     path = Path(results)
     text = path.read_text() if path.exists() else ""
-    start = f"<!-- {section}:start -->"
+    start, _ = section_markers(section)
     if start in text and not text.split(start, 1)[1].lstrip().startswith(heading):
         parser.error(
             f"--section {section!r}: {results} has that section from another script or for another dataset "

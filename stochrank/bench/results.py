@@ -28,6 +28,7 @@ __all__ = [
     "markdown_table",
     "package_version",
     "section_header",
+    "section_markers",
     "source_digest",
     "write_section",
 ]
@@ -39,13 +40,18 @@ RUNNER_PACKAGES = ("stochrank", "numpy", "numba", "lightgbm", "xgboost", "catboo
 
 
 # ----------------------------------------------------------------------------------------- sections
+def section_markers(name: str) -> tuple[str, str]:
+    """Return the comments that open and close section ``name`` of a results file."""
+    return f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+
+
 def write_section(path: str | os.PathLike[str], name: str, body: str, *, preamble: str = "") -> None:
     """Replace (or append) the text between ``<!-- name:start -->`` and ``<!-- name:end -->`` in ``path``.
 
     A file that does not exist yet is created, starting with ``preamble``.
     """
     path = Path(path)
-    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    start, end = section_markers(name)
     block = f"{start}\n{body.strip()}\n{end}"
     text = path.read_text() if path.exists() else preamble
     pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), re.DOTALL)
