@@ -63,7 +63,7 @@ from _common import REPO, cached_comparison, cached_record, run_mean, write_resu
 from joblib import Parallel, delayed
 from quality_levers import SYNTHETIC_SIZES, load
 from scipy import stats
-from search_luck import first_seed_fits, pair_sums, paired_t_from_sums
+from search_luck import SUBSETS, draw_subsets, first_seed_fits, pair_sums, paired_t_from_sums
 
 import stochrank
 from stochrank.bench.cache import Run
@@ -242,9 +242,6 @@ def aimed_at_ndcg() -> list[str]:
     ]
 
 
-SUBSETS = 10_000
-
-
 def sub_search_rows(outcome: Outcome, label: str) -> list[list[str]]:
     """``sr-lgb-ndcg`` and ``sr-lgb`` against ``lgb-lambdarank`` over random sub-searches of the pool."""
     fold = outcome.protocol.folds[0]
@@ -253,9 +250,7 @@ def sub_search_rows(outcome: Outcome, label: str) -> list[list[str]]:
     pairs = ("sr-lgb-ndcg", "sr-lgb")
     rows: dict[str, list[list[str]]] = {a: [] for a in pairs}
     for m in (10, 20, CONFIGS):
-        # One subset of configuration indices per search, shared by every method, as the budget is.
-        subsets = [np.arange(CONFIGS)] if m == CONFIGS else [rng.choice(CONFIGS, m, replace=False)
-                                                               for _ in range(SUBSETS)]  # fmt: skip
+        subsets = draw_subsets(CONFIGS, m, rng)
         pick = {k: np.array([s[np.argmin(fits[k][0][s])] for s in subsets]) for k in outcome.methods}
         for a in pairs:
             total, squares, n = pair_sums(fits["lgb-lambdarank"][1], fits[a][1])

@@ -97,6 +97,14 @@ def paired_t_from_sums(total: np.ndarray, squares: np.ndarray, n: int) -> tuple[
     return mean, 2 * stats.t.sf(np.abs(t), df=n - 1)
 
 
+def draw_subsets(pool: int, m: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """:data:`SUBSETS` random subsets of m of the ``pool`` configuration indices (the whole pool at m = pool).
+
+    One subset per search, shared by every method and fold, as the bench's budget is.
+    """
+    return [np.arange(pool)] if m == pool else [rng.choice(pool, m, replace=False) for _ in range(SUBSETS)]
+
+
 def sub_searches(dataset: str, pool: int, rng: np.random.Generator) -> list[list[str]]:
     """The table rows of one comparison: each same-booster pair at each budget m <= pool."""
     budget = ("--budget", str(pool))
@@ -107,9 +115,7 @@ def sub_searches(dataset: str, pool: int, rng: np.random.Generator) -> list[list
     sums = {(k, b, f): pair_sums(fits[b, f][1], fits[k, f][1]) for k, b in pairs for f in folds}
     rows: dict[tuple[str, str], list[list[str]]] = {pair: [] for pair in pairs}
     for m in (m for m in BUDGETS if m <= pool):
-        # One subset of configuration indices per search, shared by every method and fold, as the budget is.
-        subsets = [np.arange(pool)] if m == pool else [rng.choice(pool, m, replace=False)
-                                                         for _ in range(SUBSETS)]  # fmt: skip
+        subsets = draw_subsets(pool, m, rng)
         chosen = {(k, f): np.array([s[np.argmin(fits[k, f][0][s])] for s in subsets]) for k in methods
                   for f in folds}  # fmt: skip
         mean, p = {}, []
