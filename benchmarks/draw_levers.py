@@ -23,13 +23,18 @@ tree budget binds (2 data folds × 2 seeds, learning rate 0.05, ≤ 600 trees), 
 draws cost 0.003-0.006 with p < 0.01. The LambdaMART and defaults rows are those of "Quality levers" and
 come out the same (same cache key).
 
-Measured (2026-11-27, RESULTS.md "Quality levers: antithetic noise draws"): neither helps. Mirroring within
-a call costs test NDCG@5 on the generated data as two independent draws do (LightGBM -0.0013 against
--0.0017, XGBoost -0.0027 against -0.0036, all p <= 0.01 against the defaults); mirroring across calls
-changes nothing measurable (-0.0007, p = 0.17; +0.0004, p = 0.51); on MQ2008 every row is within noise.
-The one-draw default stays.
+Two more tables (one per booster) repeat the generated-data rows at twice the learning rate, where the
+tree budget binds less, and a last one measures how large a Newton step each estimator allows (Σ|g| / Σh
+per query: the gradient's terms partly cancel between draws, the curvature's do not).
 
-    nice -n 15 python benchmarks/draw_levers.py          # RESULTS.md (~45 min cold, 2 shared cores)
+Measured (2026-11-27, RESULTS.md "Quality levers: antithetic noise draws"): neither helps. At learning rate
+0.05, mirroring within a call costs test NDCG@5 on the generated data as two independent draws do
+(LightGBM -0.0013 against -0.0017, XGBoost -0.0027 against -0.0036, all p <= 0.01 against the defaults)
+and mirroring across calls changes nothing measurable (-0.0007, p = 0.17; +0.0004, p = 0.51); at twice the
+learning rate two draws, mirrored or not, are level with one (|Δ| <= 0.001, p >= 0.12); on MQ2008 every
+row is within noise. The one-draw default, the cheapest, stays.
+
+    nice -n 15 python benchmarks/draw_levers.py          # RESULTS.md (~70 min cold on 2 shared cores)
     nice -n 15 python benchmarks/draw_levers.py --quick  # smoke: fold 1, 1 seed, 50 trees; nothing written
 """
 
@@ -48,13 +53,14 @@ from quality_levers import LEARNING_RATE, ROWS, Row, booster_table, load, sr
 import stochrank
 from stochrank._parallel import run_parallel
 from stochrank.bench.protocol import load_fold
-from stochrank.bench.results import section_header
+from stochrank.bench.results import markdown_table, section_header
 from stochrank.bench.trainers import empty_queries
 from stochrank.kernels import CascadeArrays, smoothed_gradient
 from stochrank.kernels._random import PURPOSE_SMOOTHING, fill_normal, stream_state
 from stochrank.kernels.ccs import ccs_query_ws, ccs_workspace
 from stochrank.objectives._base import Ascent
 from stochrank.objectives.stochastic_rank import StochasticRankObjective
+from stochrank.protocol import DatasetInfo
 
 
 @njit(cache=True, parallel=True)
@@ -175,12 +181,80 @@ def check_driver() -> None:
         raise AssertionError("mirrored_gradient(negate=True) did not change the draw")
 
 
+STEP_STAGES = (0, 100, 300)  # lambdarank trees behind the scores of the step table
+STEP_CALLS = 4  # booster calls (independent streams) averaged per cell
+
+
+def step_table() -> list[str]:
+    """How large a Newton step each estimator allows: sum |g| / sum h per query, at three stages of training.
+
+    With one draw |g_d| <= s_d h_d (the curvature collects the absolute density terms the gradient sums
+    with their signs), so a leaf moves its documents by at most about one noise scale. Averaging draws
+    averages g, whose terms partly cancel between draws, and h, whose terms do not: the ratio, and with it
+    the step a leaf takes at a given learning rate, shrinks with the number of draws.
+    """
+    import lightgbm as lgb
+
+    train = load("synthetic", 1).train
+    offsets = np.concatenate(([0], np.cumsum(train.group))).astype(np.int64)
+    params = {"objective": "lambdarank", "num_leaves": 31, "learning_rate": LEARNING_RATE, "verbose": -1}
+    params |= {"num_threads": 1, "seed": 0}
+    model = lgb.train(params, lgb.Dataset(train.X, train.y, group=train.group), STEP_STAGES[-1])
+    estimators: dict[str, Callable[[np.ndarray, int], Ascent]] = {
+        f"{n} independent draw{'s' if n > 1 else ''}": (
+            lambda scores, call, n=n: stochrank.ndcg(k=5, n_samples=n).derivatives(
+                scores, train.y, train.group, call=call
+            )
+        )
+        for n in (1, 2, 4)
+    }
+    mirror = AntitheticWithinCall(stochrank.ndcg(k=5).target, stochrank.ndcg(k=5).smoothing)
+    encoding = mirror.target.encode(train.y.astype(np.float64), offsets)
+    info = DatasetInfo(train.y.astype(np.float64), offsets, None, "stochrank")
+    estimators["z and -z (antithetic within a call)"] = lambda scores, call: mirror._ascent(
+        scores, info, encoding, call
+    )
+    rows = {name: [name] for name in estimators}
+    for trees in STEP_STAGES:
+        scores = model.predict(train.X, num_iteration=trees) if trees else np.zeros(train.y.size)
+        for name, estimate in estimators.items():
+            ratios = []
+            for call in range(STEP_CALLS):
+                ascent = estimate(scores, call)
+                g = np.add.reduceat(np.abs(ascent.gradient), offsets[:-1])
+                h = np.add.reduceat(ascent.curvature, offsets[:-1])
+                ratios.append(np.mean(g[h > 0] / h[h > 0]))
+            rows[name].append(f"{np.mean(ratios):.3f}")
+    header = ["estimate of one call", *(f"{t} trees" for t in STEP_STAGES)]
+    return [
+        f"**Step size** (synthetic data fold 1, {train.group.size:,} training queries; the scores of one "
+        f"`lambdarank` model, 31 leaves, learning rate {LEARNING_RATE}, after 0 (all zero), 100 and 300 "
+        f"trees; {STEP_CALLS} calls averaged): Σ|g| / Σh per query, mean over queries, in units of the "
+        "noise scale (with one draw each document's |g| / h is at most its conditional noise scale, about "
+        "σ = 1). A leaf's value is the sum of its documents' gradients over the sum of their curvatures, "
+        "so this is about the largest step a leaf takes at a given learning rate.",
+        markdown_table(header, list(rows.values()), "lrrr"),
+    ]
+
+
 DRAW_ROWS = [
     ROWS[0],
     ROWS[1],
     Row("n_samples = 2 (two independent draws)", sr(n_samples=2)),
     Row("antithetic draws within a call: z and -z (not API)", mirrored(AntitheticWithinCall)),
     Row("antithetic draws across calls: -z at every other call (not API)", mirrored(AntitheticAcrossCalls)),
+]
+# The same estimators at twice the learning rate, where the tree budget binds less: do the draws' costs at
+# 0.05 remain once the number of trees matters less?
+PACE_ROWS = [
+    ROWS[0],
+    Row("defaults at twice the learning rate", sr(), lr_factor=2.0),
+    Row("n_samples = 2 at twice the learning rate", sr(n_samples=2), lr_factor=2.0),
+    Row(
+        "z and -z within a call at twice the learning rate (not API)",
+        mirrored(AntitheticWithinCall),
+        lr_factor=2.0,
+    ),
 ]
 
 
@@ -201,7 +275,8 @@ def main() -> None:
         for b in args.boosters
     ]
     tables += [
-        booster_table(b, "synthetic", budget_folds, budget_seeds, LEARNING_RATE, rounds, patience, DRAW_ROWS)
+        booster_table(b, "synthetic", budget_folds, budget_seeds, LEARNING_RATE, rounds, patience, rows)
+        for rows in (DRAW_ROWS, PACE_ROWS)
         for b in args.boosters
     ]
     n_queries = sum(int(np.sum(~empty_queries(load_fold("mq2008", f, None, None, None).test))) for f in folds)
@@ -221,6 +296,7 @@ def main() -> None:
             "`smoothed_gradient` bit for bit without mirroring; the LambdaMART and defaults rows are "
             'the fits of "Quality levers" (the same cache entries).',
             *tables,
+            *step_table(),
             "trees: mean kept by early stopping; fit s: mean seconds per fit (from the run that trained it). "
             f"Wall time of this call {minutes:.0f} min (fits cached in `bench_runs/levers` are not "
             "retrained).",
