@@ -23,16 +23,16 @@ tree budget binds (2 data folds × 2 seeds, learning rate 0.05, ≤ 600 trees), 
 draws cost 0.003-0.006 with p < 0.01. The LambdaMART and defaults rows are those of "Quality levers" and
 come out the same (same cache key).
 
-Two more tables (one per booster) repeat the generated-data rows at twice the learning rate, where the
-tree budget binds less, and a last one measures how large a Newton step each estimator allows (Σ|g| / Σh
-per query: the gradient's terms partly cancel between draws, the curvature's do not).
+Two more tables (one per booster) repeat the generated-data rows, LambdaMART's included, at twice the
+learning rate, where the tree budget binds less.
 
 Measured (2026-11-27, RESULTS.md "Quality levers: antithetic noise draws"): neither helps. At learning rate
 0.05, mirroring within a call costs test NDCG@5 on the generated data as two independent draws do
-(LightGBM -0.0013 against -0.0017, XGBoost -0.0027 against -0.0036, all p <= 0.01 against the defaults)
-and mirroring across calls changes nothing measurable (-0.0007, p = 0.17; +0.0004, p = 0.51); at twice the
-learning rate two draws, mirrored or not, are level with one (|Δ| <= 0.001, p >= 0.12); on MQ2008 every
-row is within noise. The one-draw default, the cheapest, stays.
+(LightGBM -0.0013 against -0.0017, XGBoost -0.0027 against -0.0036, p <= 0.015 against the defaults) and
+mirroring across calls changes nothing measurable (-0.0007, p = 0.17; +0.0004, p = 0.51); at twice the
+learning rate XGBoost's two-draw rows are level with one draw and LightGBM's read -0.0010 (p = 0.12); on
+MQ2008 every row is within noise. The one-draw default, the cheapest, stays. The tables at twice the rate
+also show XGBoost's ``rank:ndcg`` held back by the 600 trees at 0.05 (0.8833, against 0.8930 at 0.1).
 
     nice -n 15 python benchmarks/draw_levers.py          # RESULTS.md (~70 min cold on 2 shared cores)
     nice -n 15 python benchmarks/draw_levers.py --quick  # smoke: fold 1, 1 seed, 50 trees; nothing written
@@ -42,23 +42,26 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 from _common import write_results_section
 from numba import njit, prange
-from quality_levers import LEARNING_RATE, ROWS, Row, booster_table, load, sr
+from quality_levers import LEARNING_RATE, ROWS, Row, booster_table, load, sr, variant
 
 import stochrank
 from stochrank._parallel import run_parallel
 from stochrank.bench.protocol import load_fold
-from stochrank.bench.results import markdown_table, section_header
+from stochrank.bench.results import section_header
 from stochrank.bench.trainers import empty_queries
+from stochrank.conventions import offsets_from_sizes
 from stochrank.kernels import CascadeArrays, smoothed_gradient
 from stochrank.kernels._random import PURPOSE_SMOOTHING, fill_normal, stream_state
-from stochrank.kernels.ccs import ccs_query_ws, ccs_workspace
-from stochrank.objectives._base import Ascent
+from stochrank.kernels.ccs import ccs_query, ccs_query_ws, ccs_workspace
+from stochrank.kernels.stochastic_rank import KIND_RANKING
+from stochrank.objectives._base import Ascent, FloatArray
+from stochrank.objectives.cascade import CascadeMetric
+from stochrank.objectives.sglb import SGLB
+from stochrank.objectives.smoothing import Smoothing
 from stochrank.objectives.stochastic_rank import StochasticRankObjective
 from stochrank.protocol import DatasetInfo
 
@@ -92,6 +95,8 @@ def mirrored_gradient(
             continue
         a = scores[s:e].copy()
         a -= a.mean()
+        # A runtime flag, as in _query_gradient: a literal True would compile ccs_query_ws once more.
+        invariant = metric.kind == KIND_RANKING
         cont = metric.cont[s:e] if metric.cont.size else np.ones(n)
         work, order = ccs_workspace(n)
         z = np.empty(n)
@@ -103,8 +108,8 @@ def mirrored_gradient(
             if d == 1:
                 z = -z
             ccs_query_ws(
-                a, z, metric.gain[s:e], cont, metric.pos_weight, metric.k, sigma, True, out[s:e], curv[s:e],
-                work, order,
+                a, z, metric.gain[s:e], cont, metric.pos_weight, metric.k, sigma, invariant, out[s:e],
+                curv[s:e], work, order,
             )  # fmt: skip
         scale = metric.query_scale[qi] / draws
         out[s:e] *= scale
@@ -112,14 +117,28 @@ def mirrored_gradient(
 
 
 class Mirrored(StochasticRankObjective):
-    """Newton leaves from mirrored draws; ``within``: z and -z in each call, else -z at every other call."""
+    """Newton leaves of ``ndcg(k)``'s defaults from mirrored draws (``within``: see the subclasses)."""
 
-    within = True
+    within: bool
 
-    def _ascent(self, scores: Any, info: Any, encoding: Any, call: int) -> Any:
+    def __init__(self, target: CascadeMetric, smoothing: Smoothing, sglb: SGLB | None = None) -> None:
+        super().__init__(target, smoothing, sglb)
+        # mirrored_gradient implements one setting: refuse the others rather than ignore them.
+        if (target.kind, smoothing.mu, smoothing.n_samples, smoothing.hessian, sglb) != (
+            KIND_RANKING, 0.0, 1, "newton", None,
+        ):  # fmt: skip
+            raise ValueError(
+                f"{type(self).__name__} takes a ranking metric, mu=0, n_samples=1, Newton leaves"
+            )
+
+    def streams(self, call: int) -> tuple[int, bool]:
+        """The noise stream and sign of the ``call``-th booster call."""
+        return (call, False) if self.within else (call // 2, call % 2 == 1)
+
+    def _ascent(self, scores: FloatArray, info: DatasetInfo, encoding: CascadeArrays, call: int) -> Ascent:
         out = np.empty(scores.size)
         curv = np.empty(scores.size)
-        stream, negate = (call, False) if self.within else (call // 2, call % 2 == 1)
+        stream, negate = self.streams(call)
         smoothing = self.smoothing
         run_parallel(
             mirrored_gradient, scores.size, scores, info.offsets, info.query_keys, encoding,
@@ -129,133 +148,90 @@ class Mirrored(StochasticRankObjective):
 
 
 class AntitheticWithinCall(Mirrored):
+    """Every call averages the estimates of its draw z and of -z."""
+
     within = True
 
 
 class AntitheticAcrossCalls(Mirrored):
+    """Calls 2t and 2t+1 use the draw z of stream t and -z."""
+
     within = False
 
 
-def mirrored(cls: type[Mirrored]) -> Callable[[int], Mirrored]:
-    def build(seed: int) -> Mirrored:
-        base = stochrank.ndcg(k=5, seed=seed)
-        return cls(base.target, base.smoothing, None)
-
-    return build
+def close(a: FloatArray, b: FloatArray) -> bool:
+    """Equal up to the rounding of a different order of the same sums."""
+    return bool(np.allclose(a, b, rtol=1e-12, atol=1e-15))
 
 
 def check_driver() -> None:
-    """``mirrored_gradient`` without mirroring is ``smoothed_gradient`` bit for bit, and mirroring is -z."""
+    """Check ``mirrored_gradient`` and the mirrored objectives before any fit.
+
+    Without mirroring it is ``smoothed_gradient`` bit for bit; ``negate`` is the CCS estimate of -z for
+    every query; ``mirror`` is the mean of the z and -z estimates; the objectives map booster calls to
+    streams and signs as their docstrings say.
+    """
     fold = load("mq2008", 1).train
+    labels = fold.y.astype(np.float64)
+    offsets = offsets_from_sizes(fold.group, labels.size)
     objective = stochrank.ndcg(k=5, seed=3)
-    offsets = np.concatenate([[0], np.cumsum(fold.group)]).astype(np.int64)
-    sigma, seed = objective.smoothing.sigma, objective.smoothing.seed
-    rng = np.random.default_rng(0)
-    scores = rng.normal(size=fold.y.size)
-    encoding = objective.target.encode(fold.y.astype(np.float64), offsets)
+    sigma, seed, call = objective.smoothing.sigma, objective.smoothing.seed, 7
+    scores = np.random.default_rng(0).normal(size=labels.size)
+    encoding = objective.target.encode(labels, offsets)
     keys = np.arange(offsets.size - 1, dtype=np.uint64)
     expected, expected_curv = np.empty(scores.size), np.empty(scores.size)
     params = objective.smoothing.kernel_params()
-    smoothed_gradient(
-        scores, fold.y.astype(np.float64), offsets, keys, encoding, params, 7, expected, expected_curv
-    )
+    smoothed_gradient(scores, labels, offsets, keys, encoding, params, call, expected, expected_curv)
     results = {}
     for negate in (False, True):
         for mirror in (False, True):
             out, curv = np.empty(scores.size), np.empty(scores.size)
-            mirrored_gradient(scores, offsets, keys, encoding, sigma, seed, 7, negate, mirror, out, curv)
+            mirrored_gradient(scores, offsets, keys, encoding, sigma, seed, call, negate, mirror, out, curv)
             results[negate, mirror] = (out, curv)
-    if not (
-        np.array_equal(results[False, False][0], expected)
-        and np.array_equal(results[False, False][1], expected_curv)
+    if not all(
+        np.array_equal(a, b) for a, b in zip(results[False, False], (expected, expected_curv), strict=True)
     ):
         raise AssertionError("mirrored_gradient(negate=False, mirror=False) differs from smoothed_gradient")
-    for part in (0, 1):  # the mirrored estimate is the mean of the z and -z estimates, whichever comes first
+    cont = np.ones(labels.size) if encoding.cont.size == 0 else encoding.cont
+    for qi in np.flatnonzero(encoding.active):
+        s, e = offsets[qi], offsets[qi + 1]
+        z = np.empty(e - s)
+        # np.uint64: called from Python, stream_state's state comes back a Python int, typed int64.
+        fill_normal(np.uint64(stream_state(seed, call, keys[qi], PURPOSE_SMOOTHING)), z)
+        out, curv = np.zeros(e - s), np.zeros(e - s)
+        a = scores[s:e] - scores[s:e].mean()
+        ccs_query(
+            a, -z, encoding.gain[s:e], cont[s:e], encoding.pos_weight, encoding.k, sigma, True, out, curv
+        )
+        scale = encoding.query_scale[qi]
+        negated = results[True, False]
+        if not (close(out * scale, negated[0][s:e]) and close(curv * scale, negated[1][s:e])):
+            raise AssertionError(f"mirrored_gradient(negate=True) is not the estimate of -z (query {qi})")
+    for part in (0, 1):
         mean = (results[False, False][part] + results[True, False][part]) / 2
         for negate in (False, True):
-            if not np.allclose(results[negate, True][part], mean, rtol=1e-12, atol=1e-15):
+            if not close(results[negate, True][part], mean):
                 raise AssertionError(
                     "mirrored_gradient(mirror=True) is not the mean of the z and -z estimates"
                 )
-    if np.array_equal(results[True, False][0], expected):
-        raise AssertionError("mirrored_gradient(negate=True) did not change the draw")
-
-
-STEP_STAGES = (0, 100, 300)  # lambdarank trees behind the scores of the step table
-STEP_CALLS = 4  # booster calls (independent streams) averaged per cell
-
-
-def step_table() -> list[str]:
-    """How large a Newton step each estimator allows: sum |g| / sum h per query, at three stages of training.
-
-    With one draw |g_d| <= s_d h_d (the curvature collects the absolute density terms the gradient sums
-    with their signs), so a leaf moves its documents by at most about one noise scale. Averaging draws
-    averages g, whose terms partly cancel between draws, and h, whose terms do not: the ratio, and with it
-    the step a leaf takes at a given learning rate, shrinks with the number of draws.
-    """
-    import lightgbm as lgb
-
-    train = load("synthetic", 1).train
-    offsets = np.concatenate(([0], np.cumsum(train.group))).astype(np.int64)
-    params = {"objective": "lambdarank", "num_leaves": 31, "learning_rate": LEARNING_RATE, "verbose": -1}
-    params |= {"num_threads": 1, "seed": 0}
-    model = lgb.train(params, lgb.Dataset(train.X, train.y, group=train.group), STEP_STAGES[-1])
-    estimators: dict[str, Callable[[np.ndarray, int], Ascent]] = {
-        f"{n} independent draw{'s' if n > 1 else ''}": (
-            lambda scores, call, n=n: stochrank.ndcg(k=5, n_samples=n).derivatives(
-                scores, train.y, train.group, call=call
-            )
-        )
-        for n in (1, 2, 4)
-    }
-    mirror = AntitheticWithinCall(stochrank.ndcg(k=5).target, stochrank.ndcg(k=5).smoothing)
-    encoding = mirror.target.encode(train.y.astype(np.float64), offsets)
-    info = DatasetInfo(train.y.astype(np.float64), offsets, None, "stochrank")
-    estimators["z and -z (antithetic within a call)"] = lambda scores, call: mirror._ascent(
-        scores, info, encoding, call
-    )
-    rows = {name: [name] for name in estimators}
-    for trees in STEP_STAGES:
-        scores = model.predict(train.X, num_iteration=trees) if trees else np.zeros(train.y.size)
-        for name, estimate in estimators.items():
-            ratios = []
-            for call in range(STEP_CALLS):
-                ascent = estimate(scores, call)
-                g = np.add.reduceat(np.abs(ascent.gradient), offsets[:-1])
-                h = np.add.reduceat(ascent.curvature, offsets[:-1])
-                ratios.append(np.mean(g[h > 0] / h[h > 0]))
-            rows[name].append(f"{np.mean(ratios):.3f}")
-    header = ["estimate of one call", *(f"{t} trees" for t in STEP_STAGES)]
-    return [
-        f"**Step size** (synthetic data fold 1, {train.group.size:,} training queries; the scores of one "
-        f"`lambdarank` model, 31 leaves, learning rate {LEARNING_RATE}, after 0 (all zero), 100 and 300 "
-        f"trees; {STEP_CALLS} calls averaged): Σ|g| / Σh per query, mean over queries, in units of the "
-        "noise scale (with one draw each document's |g| / h is at most its conditional noise scale, about "
-        "σ = 1). A leaf's value is the sum of its documents' gradients over the sum of their curvatures, "
-        "so this is about the largest step a leaf takes at a given learning rate.",
-        markdown_table(header, list(rows.values()), "lrrr"),
-    ]
+    within = AntitheticWithinCall(objective.target, objective.smoothing)
+    across = AntitheticAcrossCalls(objective.target, objective.smoothing)
+    if [within.streams(c) for c in range(4)] != [(0, False), (1, False), (2, False), (3, False)] or [
+        across.streams(c) for c in range(4)
+    ] != [(0, False), (0, True), (1, False), (1, True)]:
+        raise AssertionError("the mirrored objectives map booster calls to the wrong streams")
 
 
 DRAW_ROWS = [
     ROWS[0],
     ROWS[1],
     Row("n_samples = 2 (two independent draws)", sr(n_samples=2)),
-    Row("antithetic draws within a call: z and -z (not API)", mirrored(AntitheticWithinCall)),
-    Row("antithetic draws across calls: -z at every other call (not API)", mirrored(AntitheticAcrossCalls)),
+    Row("antithetic draws within a call: z and -z (not API)", variant(AntitheticWithinCall)),
+    Row("antithetic draws across calls: -z at every other call (not API)", variant(AntitheticAcrossCalls)),
 ]
-# The same estimators at twice the learning rate, where the tree budget binds less: do the draws' costs at
-# 0.05 remain once the number of trees matters less?
-PACE_ROWS = [
-    ROWS[0],
-    Row("defaults at twice the learning rate", sr(), lr_factor=2.0),
-    Row("n_samples = 2 at twice the learning rate", sr(n_samples=2), lr_factor=2.0),
-    Row(
-        "z and -z within a call at twice the learning rate (not API)",
-        mirrored(AntitheticWithinCall),
-        lr_factor=2.0,
-    ),
-]
+# The generated-data tables run DRAW_ROWS at LEARNING_RATE and again at PACE_FACTOR times it, where the tree
+# budget binds less: do the draws' costs at LEARNING_RATE remain once the number of trees matters less?
+PACE_FACTOR = 2.0
 
 
 def main() -> None:
@@ -275,8 +251,8 @@ def main() -> None:
         for b in args.boosters
     ]
     tables += [
-        booster_table(b, "synthetic", budget_folds, budget_seeds, LEARNING_RATE, rounds, patience, rows)
-        for rows in (DRAW_ROWS, PACE_ROWS)
+        booster_table(b, "synthetic", budget_folds, budget_seeds, lr, rounds, patience, DRAW_ROWS)
+        for lr in (LEARNING_RATE, PACE_FACTOR * LEARNING_RATE)
         for b in args.boosters
     ]
     n_queries = sum(int(np.sum(~empty_queries(load_fold("mq2008", f, None, None, None).test))) for f in folds)
@@ -289,15 +265,17 @@ def main() -> None:
             f"{patience} rounds on vali NDCG@5; MQ2008 folds {', '.join(map(str, folds))} × seeds "
             f"{', '.join(map(str, seeds))} ({n_queries} test queries with a relevant document); SYNTHETIC "
             "(`nonlinear_mslr`, 2000 / 1000 / 2000 train / vali / test queries) data folds "
-            f"{', '.join(map(str, budget_folds))} × seeds {', '.join(map(str, budget_seeds))}; 1 thread per "
+            f"{', '.join(map(str, budget_folds))} × seeds {', '.join(map(str, budget_seeds))}, at learning "
+            f"rate {LEARNING_RATE} and again, every row, at {PACE_FACTOR * LEARNING_RATE:g}; 1 thread per "
             "fit; test NDCG@5 per query, seeds averaged; p-values two-sided, paired t / sign-flip "
             "randomization, not corrected for the number of rows. The two antithetic rows are this "
-            "script's driver of stochrank's CCS query kernel, checked before the fits to reproduce "
-            "`smoothed_gradient` bit for bit without mirroring; the LambdaMART and defaults rows are "
-            'the fits of "Quality levers" (the same cache entries).',
+            "script's driver of stochrank's CCS query kernel, checked before the fits (bit for bit "
+            "`smoothed_gradient` without mirroring; the estimate of -z for every query; the booster calls' "
+            "streams and signs). The LambdaMART and defaults rows share their cache keys with the same rows "
+            'of "Quality levers", so either script\'s fits serve both.',
             *tables,
-            *step_table(),
-            "trees: mean kept by early stopping; fit s: mean seconds per fit (from the run that trained it). "
+            "trees: mean kept by early stopping; fit s: mean seconds per fit, from the run that trained it "
+            "(alone or beside other work: compare it within a row's own run only). "
             f"Wall time of this call {minutes:.0f} min (fits cached in `bench_runs/levers` are not "
             "retrained).",
         ]
