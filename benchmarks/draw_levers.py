@@ -12,9 +12,10 @@ ways of cancelling the draws' noise without more independent draws, both "not AP
 
 Both keep the estimate unbiased for each call (-z has the law of z). Their kernel is
 :func:`mirrored_gradient`, this script's driver of stochrank's own CCS query kernel (``ccs_query_ws``) with
-the noise streams of :func:`stochrank.kernels.smoothed_gradient`; before any fit the script checks that
-without mirroring it reproduces ``smoothed_gradient`` bit for bit, so the rows differ from the defaults
-only in the draws.
+the noise streams of :func:`stochrank.kernels.smoothed_gradient`; before any fit :func:`check_driver`
+checks that without mirroring it reproduces ``smoothed_gradient`` bit for bit (so the rows differ from the
+defaults only in the draws), that negating is the CCS estimate of -z and mirroring the mean of the z and
+-z estimates, and what the two objectives return for booster calls 0-3.
 
 Settings, tables and statistics are those of ``quality_levers.py`` (its rows, ``fit`` and cache
 ``bench_runs/levers``): MQ2008 at learning rate 0.05, LightGBM 31 leaves / XGBoost depth 6, ≤ 600 trees,
@@ -117,7 +118,7 @@ def mirrored_gradient(
 
 
 class Mirrored(StochasticRankObjective):
-    """Newton leaves of ``ndcg(k)``'s defaults from mirrored draws (``within``: see the subclasses)."""
+    """Newton leaves of a cascade ranking metric (mu = 0, one draw per stream) from mirrored draws."""
 
     within: bool
 
@@ -168,8 +169,9 @@ def check_driver() -> None:
     """Check ``mirrored_gradient`` and the mirrored objectives before any fit.
 
     Without mirroring it is ``smoothed_gradient`` bit for bit; ``negate`` is the CCS estimate of -z for
-    every query; ``mirror`` is the mean of the z and -z estimates; the objectives map booster calls to
-    streams and signs as their docstrings say.
+    every query; ``mirror`` is the mean of the z and -z estimates; the objectives' gradients at booster calls
+    0-3 are the driver's at the streams and signs their docstrings give, and the across-calls objective's
+    first call is the defaults' first call.
     """
     fold = load("mq2008", 1).train
     labels = fold.y.astype(np.float64)
@@ -214,12 +216,29 @@ def check_driver() -> None:
                 raise AssertionError(
                     "mirrored_gradient(mirror=True) is not the mean of the z and -z estimates"
                 )
-    within = AntitheticWithinCall(objective.target, objective.smoothing)
-    across = AntitheticAcrossCalls(objective.target, objective.smoothing)
-    if [within.streams(c) for c in range(4)] != [(0, False), (1, False), (2, False), (3, False)] or [
-        across.streams(c) for c in range(4)
-    ] != [(0, False), (0, True), (1, False), (1, True)]:
-        raise AssertionError("the mirrored objectives map booster calls to the wrong streams")
+    # The objectives as the booster calls them: calls 0-3 against the driver's (stream, sign) they must use.
+    info = DatasetInfo(labels, offsets, None, "stochrank")
+    for cls, expected_streams in (
+        (AntitheticWithinCall, [(0, False), (1, False), (2, False), (3, False)]),
+        (AntitheticAcrossCalls, [(0, False), (0, True), (1, False), (1, True)]),
+    ):
+        mirrored = cls(objective.target, objective.smoothing)
+        for booster_call, (stream, negate) in enumerate(expected_streams):
+            got = mirrored._ascent(scores, info, encoding, booster_call)
+            out, curv = np.empty(scores.size), np.empty(scores.size)
+            mirrored_gradient(
+                scores, offsets, info.query_keys, encoding, sigma, seed, stream, negate, cls.within, out, curv
+            )
+            if not (np.array_equal(got.gradient, out) and np.array_equal(got.curvature, curv)):
+                raise AssertionError(
+                    f"{cls.__name__} does not draw stream {stream} at booster call {booster_call}"
+                )
+    default = objective._ascent(scores, info, encoding, 0)
+    across_first = AntitheticAcrossCalls(objective.target, objective.smoothing)._ascent(
+        scores, info, encoding, 0
+    )
+    if not np.array_equal(default.gradient, across_first.gradient):
+        raise AssertionError("AntitheticAcrossCalls' first call differs from the defaults' first call")
 
 
 DRAW_ROWS = [

@@ -58,9 +58,10 @@ _COMMON_DOC = r"""
         leaves are L2-shrunk mean gradients, mean removal and SFA. Measured in benchmarks/RESULTS.md
         §4 (MQ2008, fixed settings): Newton leaves moved LightGBM from 0.7339 to 0.7412 NDCG@5 and left
         XGBoost level (0.7397 → 0.7387), from behind LambdaMART to a tie. Measured for ``ndcg(k=5)``, a
-        Newton leaf learns at about half LambdaMART's pace at the same learning rate: where the number of
-        trees binds (``LGBMRanker``'s 100 trees on large data), use twice lambdarank's learning rate
-        ("Quality levers" in RESULTS.md).
+        Newton leaf learns at about half the pace of LightGBM's ``lambdarank`` at the same learning rate:
+        where the number of trees binds (``LGBMRanker``'s 100 trees on large data), use twice lambdarank's
+        learning rate ("Quality levers" in RESULTS.md). XGBoost's ``rank:ndcg`` is not faster than
+        stochrank per tree: tune each objective's learning rate there.
     sglb : stochrank.SGLB or None, default None
         Langevin noise and model shrinkage for global optimisation (paper §6); needs ``hessian='unit'``."""
 
