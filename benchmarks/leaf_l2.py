@@ -1,0 +1,94 @@
+"""XGBoost's L2 leaf regularisation against each objective's Hessian scale (issue 9, fixed settings).
+
+An XGBoost leaf is ``-G / (H + reg_lambda)`` (sums over its documents), so ``reg_lambda`` (default 1) is,
+like ``min_child_weight``, measured in Hessian units. ``rank:ndcg``'s Hessians average about 0.08 per
+document at the first tree on the generated data of "Quality levers", stochrank's 1 (normalised): the
+default ``reg_lambda = 1`` shrinks a ``rank:ndcg`` leaf as about 13 documents' worth of curvature would, a
+stochrank leaf as one document's. At learning rate 0.05 with 600 trees that is a candidate cause of
+``rank:ndcg``'s slow pace ("Quality levers: antithetic noise draws": it runs to the tree cap at 0.05 and
+at 0.1). The bench's XGBoost space draws ``reg_lambda`` on logU[0.1, 10] in these raw units for every
+method, as it once drew ``min_child_weight`` before converting it to documents' worth.
+
+Rows, on the generated data of ``quality_levers.py`` (2 data folds × 2 seeds, XGBoost depth 6, learning
+rate 0.05, ≤ 600 trees, early stopping 60 on validation NDCG@5): ``rank:ndcg`` and stochrank's defaults at
+XGBoost's ``reg_lambda = 1``; ``rank:ndcg`` at one document's worth of its own curvature (its mean Hessian
+per document at the first tree, measured on data fold 1 with
+:func:`stochrank.bench.trainers.mean_hessian_per_document`) and at 0; stochrank's defaults at the
+documents' worth that ``reg_lambda = 1`` is for ``rank:ndcg`` (1 / that mean). The first two rows are
+"Quality levers"' fits (same cache keys).
+
+Measured (2026-11-27, RESULTS.md): ``rank:ndcg`` at one document's worth gains +0.0017 test NDCG@5 (p =
+0.05), level with stochrank's defaults; at 0 +0.0007 (p = 0.41); stochrank at 13 documents' worth -0.0007
+(p = 0.25). The unit mismatch at XGBoost's default favoured stochrank by about 0.0017 here; it is not
+``rank:ndcg``'s slow pace (590 trees kept either way).
+
+    nice -n 15 python benchmarks/leaf_l2.py    # RESULTS.md (~15 min cold on 2 shared cores)
+"""
+
+from __future__ import annotations
+
+import time
+
+import xgboost as xgb
+from _common import write_results_section
+from quality_levers import LEARNING_RATE, ROWS, TREE, Row, booster_table, lambdamart, load, sr
+
+from stochrank.bench.results import section_header
+from stochrank.bench.trainers import mean_hessian_per_document
+
+
+def rank_ndcg_hessian_per_document() -> float:
+    """``rank:ndcg``'s mean Hessian per document at the first tree, data fold 1, rounded to 3 digits."""
+    train = load("synthetic", 1).train
+    matrix = xgb.DMatrix(train.X, train.y, group=train.group, nthread=1)
+    params = {**TREE["xgboost"], "objective": "rank:ndcg", "nthread": 1}
+    return float(f"{mean_hessian_per_document(params, matrix):.3g}")
+
+
+def rows(hessian: float) -> list[Row]:
+    """The table's rows for ``rank:ndcg``'s mean Hessian per document ``hessian``."""
+    documents = round(1.0 / hessian)
+    return [
+        ROWS[0],
+        ROWS[1],
+        Row(
+            f"LambdaMART, reg_lambda = {hessian:g} (one document's worth of its curvature)",
+            lambdamart,
+            {"xgboost": {"reg_lambda": hessian}},
+        ),
+        Row("LambdaMART, reg_lambda = 0", lambdamart, {"xgboost": {"reg_lambda": 0.0}}),
+        Row(
+            f"defaults, reg_lambda = {documents} (LambdaMART's default, in documents' worth)",
+            sr(),
+            {"xgboost": {"reg_lambda": float(documents)}},
+        ),
+    ]
+
+
+def main() -> None:
+    start = time.perf_counter()
+    hessian = rank_ndcg_hessian_per_document()
+    table = booster_table("xgboost", "synthetic", [1, 2], [0, 1], LEARNING_RATE, 600, 60, rows(hessian))
+    minutes = (time.perf_counter() - start) / 60
+    body = "\n\n".join(
+        [
+            section_header("XGBoost's L2 leaf regularisation in documents' worth (issue 9, fixed settings)"),
+            "SYNTHETIC (`nonlinear_mslr`, 2000 / 1000 / 2000 train / vali / test queries), data folds 1, 2 × "
+            f"seeds 0, 1; XGBoost depth 6, learning rate {LEARNING_RATE}, ≤ 600 trees, early stopping 60 "
+            "rounds on vali NDCG@5, 1 thread per fit. An XGBoost leaf is -G / (H + reg_lambda), so "
+            f"`reg_lambda` counts Hessian units: `rank:ndcg`'s mean Hessian per document at the first tree "
+            f"is {hessian:g} here (data fold 1), stochrank's 1. p-values two-sided, paired t / sign-flip "
+            "randomization, not corrected for the number of rows.",
+            table,
+            "trees: mean kept by early stopping; fit s: mean seconds per fit, from the run that trained it "
+            "(alone or beside other work). "
+            f"Wall time of this call {minutes:.0f} min (fits cached in `bench_runs/levers` are not "
+            "retrained).",
+        ]
+    )
+    print("\n" + body)
+    write_results_section("leaf_l2", body)
+
+
+if __name__ == "__main__":
+    main()
