@@ -19,8 +19,8 @@ documents' worth that ``reg_lambda = 1`` is for ``rank:ndcg`` (1 / that mean). T
 
 Measured (2026-11-27, RESULTS.md): ``rank:ndcg`` at one document's worth gains +0.0017 test NDCG@5 (p =
 0.05), level with stochrank's defaults; at 0 +0.0007 (p = 0.41); stochrank at 13 documents' worth -0.0007
-(p = 0.25). The unit mismatch at XGBoost's default favoured stochrank by about 0.0017 here; it is not
-``rank:ndcg``'s slow pace (590 trees kept either way).
+(p = 0.25). The unit mismatch at XGBoost's default may have favoured stochrank by 0.001-0.002 here (not
+established); every ``rank:ndcg`` fit ran to the 600-tree cap either way.
 
     nice -n 15 python benchmarks/leaf_l2.py    # RESULTS.md (~15 min cold on 2 shared cores)
 """
@@ -29,20 +29,23 @@ from __future__ import annotations
 
 import time
 
-import xgboost as xgb
 from _common import write_results_section
-from quality_levers import LEARNING_RATE, ROWS, TREE, Row, booster_table, lambdamart, load, sr
+from quality_levers import (
+    LEARNING_RATE,
+    ROWS,
+    Row,
+    booster_table,
+    lambdamart,
+    sr,
+    synthetic_hessian_per_document,
+)
 
 from stochrank.bench.results import section_header
-from stochrank.bench.trainers import mean_hessian_per_document
 
 
 def rank_ndcg_hessian_per_document() -> float:
-    """``rank:ndcg``'s mean Hessian per document at the first tree, data fold 1, rounded to 3 digits."""
-    train = load("synthetic", 1).train
-    matrix = xgb.DMatrix(train.X, train.y, group=train.group, nthread=1)
-    params = {**TREE["xgboost"], "objective": "rank:ndcg", "nthread": 1}
-    return float(f"{mean_hessian_per_document(params, matrix):.3g}")
+    """``rank:ndcg``'s mean Hessian per document at the first tree, rounded to 3 significant digits."""
+    return float(f"{synthetic_hessian_per_document({'objective': 'rank:ndcg'}):.3g}")
 
 
 def rows(hessian: float) -> list[Row]:
