@@ -19,7 +19,7 @@ documents' worth that ``reg_lambda = 1`` is for ``rank:ndcg`` (1 / that mean). T
 
 Measured (2026-11-27, RESULTS.md): ``rank:ndcg`` at one document's worth gains +0.0017 test NDCG@5 (p =
 0.05), level with stochrank's defaults; at 0 +0.0007 (p = 0.41); stochrank at 13 documents' worth -0.0007
-(p = 0.25). The unit mismatch at XGBoost's default may have favoured stochrank by 0.001-0.002 here (not
+(p = 0.25). The unit mismatch at XGBoost's default may have favoured stochrank by 0.0007-0.0017 here (not
 established); every ``rank:ndcg`` fit ran to the 600-tree cap either way.
 
     nice -n 15 python benchmarks/leaf_l2.py    # RESULTS.md (~15 min cold on 2 shared cores)

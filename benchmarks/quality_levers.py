@@ -332,8 +332,8 @@ def synthetic_train_matrix() -> Any:
 def synthetic_hessian_per_document(params: dict[str, Any], objective: Any = None) -> float:
     """XGBoost's mean Hessian per document at the first tree (depth 6, 1 thread), synthetic data fold 1.
 
-    What ``min_child_weight`` and ``reg_lambda`` (Hessian sums) are measured in; the bench's XGBoost space
-    converts its minimum leaf size in documents with the same function.
+    What ``min_child_weight`` (a Hessian sum) and ``reg_lambda`` (added to one) are measured in; wraps
+    :func:`stochrank.bench.trainers.mean_hessian_per_document`, which the bench calls per fit.
     """
     full = {**TREE["xgboost"], "nthread": 1, **params}
     return mean_hessian_per_document(full, synthetic_train_matrix(), objective)
