@@ -29,16 +29,8 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from _common import median, run_json_worker, warm_up, write_results_section
-from training_time import (
-    BUILTIN_NAMES,
-    Config,
-    TimedObjective,
-    timing_data,
-    train_lightgbm,
-    train_xgboost,
-    worker_env,
-)
+from _common import median, run_json_worker, write_results_section
+from training_time import BUILTIN_NAMES, Config, train_timed, worker_env
 
 from stochrank.bench.results import fmt, markdown_table, section_header
 
@@ -102,20 +94,14 @@ def _instrument(phases: dict[str, dict[int, float]], call_index: Callable[[], in
 
 def run_worker(library: str, threads: int, variant: str, rows: int, iterations: int) -> dict:
     """Train the three boosters under ``variant``; return iteration times and per-call phase times."""
-    import numba
-
-    import stochrank
     from stochrank._parallel import threading_layer
 
-    numba.set_num_threads(threads)
     cfg = Config(library, threads, None, rows, 136, iterations, 31, 0)
-    X, labels, sizes = timing_data(cfg)
-    timed = TimedObjective(stochrank.ndcg(k=10))
-    warm_up(timed.objective, labels, sizes)
     phases: dict[str, dict[int, float]] = defaultdict(dict)
-    _instrument(phases, lambda: len(timed.times), variant)  # the call in progress: calls completed so far
-    train = train_lightgbm if library == "lightgbm" else train_xgboost
-    times = train(cfg, X, labels, sizes, timed)
+    # Phases are filed under the call in progress, whose index is the number of calls completed so far.
+    times, timed, _, _ = train_timed(
+        cfg, lambda timed: _instrument(phases, lambda: len(timed.times), variant)
+    )
     return {
         "times": times,
         "call": timed.times,

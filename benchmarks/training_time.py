@@ -32,6 +32,7 @@ import argparse
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -163,27 +164,34 @@ def train_xgboost(cfg: Config, X, labels, sizes, timed: TimedObjective) -> dict[
 def run_worker(cfg: Config) -> dict:
     """Train the three objectives under ``cfg`` (in this process, interleaved) and return the raw
     iteration times and stochrank's objective-call times (seconds)."""
-    import numba
-
     import stochrank
     import stochrank.objectives._base
 
     if not cfg.quiet:
         stochrank._parallel.quiet_foreign_openmp = lambda: None
         stochrank.objectives._base.release_kernel_threads = lambda n_rows: None
+    times, timed, rows, queries = train_timed(cfg)
+    return {"config": asdict(cfg), "rows": rows, "queries": queries, "times": times, "objective": timed.times}
+
+
+def train_timed(
+    cfg: Config, prepare: Callable[[TimedObjective], None] = lambda timed: None
+) -> tuple[dict, TimedObjective, int, int]:
+    """Train the three objectives under ``cfg`` after warming stochrank up and calling ``prepare`` on it.
+
+    Returns the iteration times, the timed stochrank objective (its call times), and the rows and queries.
+    """
+    import numba
+
+    import stochrank
+
     numba.set_num_threads(cfg.threads)
     X, labels, sizes = timing_data(cfg)
     timed = TimedObjective(stochrank.ndcg(k=10))
     warm_up(timed.objective, labels, sizes)
+    prepare(timed)
     train = train_lightgbm if cfg.library == "lightgbm" else train_xgboost
-    times = train(cfg, X, labels, sizes, timed)
-    return {
-        "config": asdict(cfg),
-        "rows": int(labels.size),
-        "queries": int(sizes.size),
-        "times": times,
-        "objective": timed.times,
-    }
+    return train(cfg, X, labels, sizes, timed), timed, int(labels.size), int(sizes.size)
 
 
 def worker_env(wait_policy: str | None) -> dict[str, str]:
