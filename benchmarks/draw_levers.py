@@ -47,7 +47,17 @@ import time
 import numpy as np
 from _common import write_results_section
 from numba import njit, prange
-from quality_levers import LEARNING_RATE, ROWS, Row, booster_table, load, sr, variant
+from quality_levers import (
+    LEARNING_RATE,
+    ROWS,
+    SYNTHETIC_SIZES,
+    Row,
+    booster_table,
+    cached_fits_footer,
+    load,
+    sr,
+    variant,
+)
 
 import stochrank
 from stochrank._parallel import run_parallel
@@ -286,7 +296,8 @@ def main() -> None:
             f"{LEARNING_RATE}, LightGBM 31 leaves / XGBoost depth 6, ≤ {rounds} trees, early stopping "
             f"{patience} rounds on vali NDCG@5; MQ2008 folds {', '.join(map(str, folds))} × seeds "
             f"{', '.join(map(str, seeds))} ({n_queries} test queries with a relevant document); SYNTHETIC "
-            "(`nonlinear_mslr`, 2000 / 1000 / 2000 train / vali / test queries) data folds "
+            f"(`nonlinear_mslr`, {' / '.join(map(str, SYNTHETIC_SIZES))} train / vali / test queries) data "
+            "folds "
             f"{', '.join(map(str, budget_folds))} × seeds {', '.join(map(str, budget_seeds))}, at learning "
             f"rate {LEARNING_RATE} and again, every row, at {PACE_FACTOR * LEARNING_RATE:g}; 1 thread per "
             "fit; test NDCG@5 per query, seeds averaged; p-values two-sided, paired t / sign-flip "
@@ -296,10 +307,7 @@ def main() -> None:
             "streams and signs). The LambdaMART and defaults rows share their cache keys with the same rows "
             'of "Quality levers", so either script\'s fits serve both.',
             *tables,
-            "trees: mean kept by early stopping; fit s: mean seconds per fit, from the run that trained it "
-            "(alone or beside other work: compare it within a row's own run only). "
-            f"Wall time of this call {minutes:.0f} min (fits cached in `bench_runs/levers` are not "
-            "retrained).",
+            cached_fits_footer(minutes),
         ]
     )
     print("\n" + body)

@@ -33,8 +33,10 @@ from _common import write_results_section
 from quality_levers import (
     LEARNING_RATE,
     ROWS,
+    SYNTHETIC_SIZES,
     Row,
     booster_table,
+    cached_fits_footer,
     lambdamart,
     sr,
     synthetic_hessian_per_document,
@@ -76,17 +78,15 @@ def main() -> None:
     body = "\n\n".join(
         [
             section_header("XGBoost's L2 leaf regularisation in documents' worth (issue 9, fixed settings)"),
-            "SYNTHETIC (`nonlinear_mslr`, 2000 / 1000 / 2000 train / vali / test queries), data folds 1, 2 × "
+            f"SYNTHETIC (`nonlinear_mslr`, {' / '.join(map(str, SYNTHETIC_SIZES))} train / vali / test "
+            "queries), data folds 1, 2 × "
             f"seeds 0, 1; XGBoost depth 6, learning rate {LEARNING_RATE}, ≤ 600 trees, early stopping 60 "
             "rounds on vali NDCG@5, 1 thread per fit. An XGBoost leaf is -G / (H + reg_lambda), so "
             f"`reg_lambda` counts Hessian units: `rank:ndcg`'s mean Hessian per document at the first tree "
             f"is {hessian:g} here (data fold 1), stochrank's 1. p-values two-sided, paired t / sign-flip "
             "randomization, not corrected for the number of rows.",
             table,
-            "trees: mean kept by early stopping; fit s: mean seconds per fit, from the run that trained it "
-            "(alone or beside other work). "
-            f"Wall time of this call {minutes:.0f} min (fits cached in `bench_runs/levers` are not "
-            "retrained).",
+            cached_fits_footer(minutes),
         ]
     )
     print("\n" + body)

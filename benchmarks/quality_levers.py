@@ -349,6 +349,15 @@ def hessian_scale_table() -> str:
     return markdown_table(headers, rows, "lrr")
 
 
+def cached_fits_footer(minutes: float) -> str:
+    """The closing line of a section whose tables come from :func:`fit` (columns, fit times, wall time)."""
+    return (
+        "trees: mean kept by early stopping; fit s: mean seconds per fit, from the run that trained it "
+        "(alone or beside other work: compare it within a row's own run only). "
+        f"Wall time of this call {minutes:.0f} min (fits cached in `bench_runs/levers` are not retrained)."
+    )
+
+
 def difference(q: np.ndarray, ref: np.ndarray) -> str:
     """Mean per-query difference q - ref with its paired t and randomization p-values ("—" for itself)."""
     if q is ref:
