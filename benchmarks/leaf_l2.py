@@ -13,7 +13,7 @@ Rows, on the generated data of ``quality_levers.py`` (2 data folds × 2 seeds, X
 rate 0.05, ≤ 600 trees, early stopping 60 on validation NDCG@5): ``rank:ndcg`` and stochrank's defaults at
 XGBoost's ``reg_lambda = 1``; ``rank:ndcg`` at one document's worth of its own curvature (its mean Hessian
 per document at the first tree, measured on data fold 1 with
-:func:`stochrank.bench.trainers.mean_hessian_per_document`) and at 0; stochrank's defaults at the
+:func:`stochrank.bench.trainers.xgboost_hessian_per_document`) and at 0; stochrank's defaults at the
 documents' worth that ``reg_lambda = 1`` is for ``rank:ndcg`` (1 / that mean). The first two rows are
 "Quality levers"' fits (same cache keys).
 

@@ -10,9 +10,9 @@ LightGBM's and on XGBoost's leaf-wise trees (RESULTS.md, Quality levers). This s
 the tuned configurations, without a new search: each of the two configurations the 30-configuration
 comparison selected on LightGBM trees (``sr-lgb``'s and ``lgb-lambdarank``'s, chosen on validation by the
 bench) is grown by XGBoost leaf-wise (``grow_policy='lossguide'``, ``max_leaves`` = ``num_leaves``, the
-same ``max_depth``, learning rate and L2, ``min_leaf_documents`` = ``min_data_in_leaf``: documents' worth
-of curvature at the first tree, see :mod:`stochrank.bench.spaces`) and trained with both XGBoost
-methods, each with its own knobs as that comparison selected them (``sr-xgb``'s training cut-off,
+same ``max_depth``, learning rate and ``l2_documents``, ``min_leaf_documents`` = ``min_data_in_leaf``:
+documents' worth of curvature at the first tree, see :mod:`stochrank.bench.spaces`) and trained with both
+XGBoost methods, each with its own knobs as that comparison selected them (``sr-xgb``'s training cut-off,
 ``rank:ndcg``'s pair method, pairs per document and normalisation).
 ``lgb-lambdarank``'s configuration is also grown depth-wise, XGBoost's default: grown so, any configuration
 of the bench's LightGBM space is a point of its XGBoost space (the same ranges of learning rate, depth, L2
@@ -62,7 +62,7 @@ def on_xgboost(lightgbm: dict[str, Any], policy: str) -> dict[str, Any]:
     booster = {
         "learning_rate": lightgbm["learning_rate"],
         "max_depth": lightgbm["max_depth"],
-        "reg_lambda": lightgbm["lambda_l2"],
+        "l2_documents": lightgbm["l2_documents"],
         "min_leaf_documents": lightgbm["min_data_in_leaf"],
     }
     if policy == "lossguide":

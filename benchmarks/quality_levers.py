@@ -60,7 +60,13 @@ from stochrank.bench.methods import Recipe
 from stochrank.bench.protocol import load_fold
 from stochrank.bench.results import markdown_table, section_header
 from stochrank.bench.stats import minimum_detectable_difference, paired_randomization, paired_t
-from stochrank.bench.trainers import TRAINERS, FitSettings, FoldData, empty_queries, mean_hessian_per_document
+from stochrank.bench.trainers import (
+    TRAINERS,
+    FitSettings,
+    FoldData,
+    empty_queries,
+    xgboost_hessian_per_document,
+)
 from stochrank.datasets.synthetic import nonlinear_mslr
 from stochrank.metrics import ndcg
 from stochrank.objectives.stochastic_rank import StochasticRankObjective
@@ -333,10 +339,10 @@ def synthetic_hessian_per_document(params: dict[str, Any], objective: Any = None
     """XGBoost's mean Hessian per document at the first tree (depth 6, 1 thread), synthetic data fold 1.
 
     What ``min_child_weight`` (a Hessian sum) and ``reg_lambda`` (added to one) are measured in; wraps
-    :func:`stochrank.bench.trainers.mean_hessian_per_document`, which the bench calls per fit.
+    :func:`stochrank.bench.trainers.xgboost_hessian_per_document`, which the bench calls per fit.
     """
     full = {**TREE["xgboost"], "nthread": 1, **params}
-    return mean_hessian_per_document(full, synthetic_train_matrix(), objective)
+    return xgboost_hessian_per_document(full, synthetic_train_matrix(), objective)
 
 
 def hessian_scale_table() -> str:

@@ -36,7 +36,13 @@ from stochrank.bench.report import MethodSummary, Summary, _adjust, _fmt_p, _ver
 from stochrank.bench.selection import ranked_by_validation, select_finalists
 from stochrank.bench.stats import holm, paired_randomization, paired_t
 from stochrank.bench.target import Target
-from stochrank.bench.trainers import TRAINERS, FitSettings, empty_queries, mean_hessian_per_document
+from stochrank.bench.trainers import (
+    TRAINERS,
+    FitSettings,
+    empty_queries,
+    lightgbm_hessian_per_document,
+    xgboost_hessian_per_document,
+)
 from stochrank.datasets import load, synthetic
 
 from .naive import naive_holm_rejections
@@ -618,14 +624,15 @@ def test_lightgbm_kept_model_skips_iterations_that_stored_no_tree() -> None:
 
 
 @pytest.mark.parametrize("objective", ["rank:ndcg", "rank:map", "stochrank"])
-def test_xgboost_minimum_leaf_size_is_documents_times_the_methods_mean_hessian(objective: str) -> None:
-    """XGBoost's space draws min_leaf_documents; the trainer fits exactly as with min_child_weight = that
-    many times the method's mean Hessian per document, measured without advancing the objective's call
-    count (which seeds its noise); stochrank's mean is its own Hessians' mean at the first call."""
+def test_xgboost_leaf_size_and_l2_are_documents_times_the_methods_mean_hessian(objective: str) -> None:
+    """XGBoost's space draws min_leaf_documents and l2_documents; the trainer fits exactly as with
+    min_child_weight and reg_lambda = that many times the method's mean Hessian per document, measured
+    without advancing the objective's call count (which seeds its noise); stochrank's mean is its own
+    Hessians' mean at the first call."""
     import xgboost as xgb
 
     data = load_fold("mq2008", 1, None, None, 80)
-    base = {"learning_rate": 0.3, "max_depth": 6, "reg_lambda": 1.0}
+    base = {"learning_rate": 0.3, "max_depth": 6}
     settings = FitSettings(12, 12, 5)
 
     def recipe() -> Recipe:
@@ -639,7 +646,7 @@ def test_xgboost_minimum_leaf_size_is_documents_times_the_methods_mean_hessian(o
     params = {**base, **own, "tree_method": "hist", "nthread": 1, "seed": 0}
     labels = (data.train.y > 0).astype(np.float64) if objective == "rank:map" else data.train.y
     train = xgb.DMatrix(data.train.X, labels, group=data.train.group, nthread=1)
-    mean = mean_hessian_per_document(params, train, recipe().objective)
+    mean = xgboost_hessian_per_document(params, train, recipe().objective)
     if objective == "stochrank":
         _, hess = stochrank.ndcg(k=5, seed=3)(np.zeros(train.num_row()), train)
         assert mean == pytest.approx(float(np.mean(hess)), rel=1e-5)
@@ -647,13 +654,49 @@ def test_xgboost_minimum_leaf_size_is_documents_times_the_methods_mean_hessian(o
         # lambda Hessians (0.016-0.17 per document on generated data): one leaf weight would count 6-64
         # times as many documents for LambdaMART as for stochrank
         assert 0.01 < mean < 0.2
-    documents = 20
-    fit = TRAINERS["xgboost"](recipe(), {**base, "min_leaf_documents": documents}, data, 0, settings)
-    weight = {**base, "min_child_weight": documents * mean}
-    same = TRAINERS["xgboost"](recipe(), weight, data, 0, settings)
-    np.testing.assert_array_equal(fit.test_scores, same.test_scores)
-    default = TRAINERS["xgboost"](recipe(), base, data, 0, settings)
-    assert not np.array_equal(fit.test_scores, default.test_scores)  # the constraint binds here
+
+    def fit(booster: dict[str, Any]) -> Any:
+        return TRAINERS["xgboost"](recipe(), {**base, **booster}, data, 0, settings).test_scores
+
+    documents, l2 = 20, 5.0
+    converted = fit({"min_leaf_documents": documents, "l2_documents": l2})
+    in_hessian_units = fit({"min_child_weight": documents * mean, "reg_lambda": l2 * mean})
+    np.testing.assert_array_equal(converted, in_hessian_units)
+    assert not np.array_equal(converted, fit({"min_child_weight": documents * mean}))  # the L2 binds
+    assert not np.array_equal(converted, fit({"reg_lambda": l2 * mean}))  # the leaf size binds
+
+
+@pytest.mark.parametrize("objective", ["lambdarank", "stochrank"])
+def test_lightgbm_l2_is_documents_times_the_methods_mean_hessian(objective: str) -> None:
+    """LightGBM's space draws l2_documents; the trainer fits exactly as with lambda_l2 = that many times the
+    method's mean Hessian per document at the first tree, which for a callable objective is the mean of the
+    Hessians it returns at zero scores (measured on a copy: the objective's call count is untouched)."""
+    data = load_fold("mq2008", 1, None, None, 80)
+    base = {"learning_rate": 0.3, "num_leaves": 15, "max_depth": 6, "min_data_in_leaf": 5}
+    settings = FitSettings(12, 12, 5)
+
+    def recipe() -> Recipe:
+        if objective == "stochrank":
+            return Recipe({}, objective=stochrank.ndcg(k=5, seed=3))
+        return Recipe({"objective": "lambdarank"})
+
+    params = {**base, **recipe().params, "verbose": -1, "num_threads": 1, "seed": 0}
+    mean = lightgbm_hessian_per_document(params, data.train, recipe().objective)
+    if objective == "stochrank":
+        import lightgbm as lgb
+
+        train = lgb.Dataset(data.train.X, data.train.y, group=data.train.group).construct()
+        _, hess = stochrank.ndcg(k=5, seed=3)(np.zeros(data.train.y.size), train)
+        assert mean == pytest.approx(float(np.mean(hess)), rel=1e-5)
+    else:
+        assert 0.01 < mean < 0.1  # lambdarank's lambda derivatives, normalised per query by default
+
+    def fit(booster: dict[str, Any]) -> Any:
+        return TRAINERS["lightgbm"](recipe(), {**base, **booster}, data, 0, settings).test_scores
+
+    converted = fit({"l2_documents": 5.0})
+    np.testing.assert_array_equal(converted, fit({"lambda_l2": 5.0 * mean}))
+    assert not np.array_equal(converted, fit({}))  # the L2 binds
 
 
 def test_same_booster_pairs_name_each_boosters_lambdamart() -> None:

@@ -5,7 +5,8 @@ Ranges. From the StochasticRank paper (Appendix F, random search with 500 sample
 * depth uniform on {6, ..., 10};
 * L2 leaf regularisation log-uniform on [0.1, 10] -- the paper's range for the baselines; the paper fixes
   it at 0 for StochasticRank, whereas here every method on a booster shares one space, so StochasticRank is
-  tuned over the baselines' L2 range too;
+  tuned over the baselines' L2 range too. On LightGBM and XGBoost trees it is drawn in documents' worth of
+  curvature, ``l2_documents`` (below); CatBoost's ``l2_leaf_reg`` is drawn as given;
 * SGLB: model shrink rate log-uniform on [1e-5, 1e-2], diffusion temperature log-uniform on [1e8, 1e11]
   (CatBoost's semantics, which :class:`stochrank.SGLB` follows).
 
@@ -53,10 +54,21 @@ curvature and a stochrank leaf for one, and at depth 10 on 2,000 generated queri
 space draws a **minimum leaf weight in documents' worth of curvature**, ``min_leaf_documents``
 log-uniform on {1..200} (the range of LightGBM's ``min_data_in_leaf``), and the trainer turns it into
 ``min_child_weight`` = documents x the method's mean Hessian per document at the first tree
-(:func:`stochrank.bench.trainers.mean_hessian_per_document`): the same draw asks every method's leaves for
+(:func:`stochrank.bench.trainers.xgboost_hessian_per_document`): the same draw asks every method's leaves for
 the same number of documents' worth of curvature at the first tree. It is not a document count, and
 later in training the two scales drift apart again: ``rank:ndcg``'s Hessians follow the margins of its
 pairs (a pair ordered with a wide margin adds little), stochrank's are renormalised to mean 1 at every call.
+
+L2 leaf regularisation has the same unit problem on both boosters: a leaf is ``-G / (H + lambda)``, so
+``lambda_l2`` / ``reg_lambda`` is so many Hessian units. LightGBM's ``lambdarank`` has 0.035 per document on
+MQ2008 fold 1 (0.039 on the generated data), XGBoost's ``rank:ndcg`` 0.078 on the generated data, stochrank
+0.5-1 (benchmarks/leaf_l2.py), so a raw draw on [0.1, 10] shrank LambdaMART's leaves as 3-290 documents'
+worth of curvature would on LightGBM and 1.3-130 on XGBoost, stochrank's as 0.1-20. Both spaces therefore
+draw **``l2_documents``** log-uniform on [0.1, 10] (the paper's range, read in documents' worth), and the
+trainers pass ``lambda_l2`` / ``reg_lambda`` = ``l2_documents`` x the method's mean Hessian per document at
+the first tree (:func:`stochrank.bench.trainers.lightgbm_hessian_per_document`,
+:func:`~stochrank.bench.trainers.xgboost_hessian_per_document`). Comparisons in benchmarks/RESULTS.md whose
+protocol line lists ``lambda_l2`` / ``reg_lambda`` ran before this change, in raw units.
 """
 
 from __future__ import annotations
@@ -162,12 +174,12 @@ BOOSTER_SPACES: dict[str, dict[str, Distribution]] = {
         "max_depth": DEPTH,
         "num_leaves": LogUniformInt(8, 256),
         "min_data_in_leaf": LogUniformInt(1, 200),
-        "lambda_l2": L2,
+        "l2_documents": L2,
     },
     "xgboost": {
         "learning_rate": LEARNING_RATE,
         "max_depth": DEPTH,
-        "reg_lambda": L2,
+        "l2_documents": L2,
         "min_leaf_documents": LogUniformInt(1, 200),
     },
     "catboost": {"learning_rate": LEARNING_RATE, "depth": DEPTH, "l2_leaf_reg": L2},
@@ -175,9 +187,13 @@ BOOSTER_SPACES: dict[str, dict[str, Distribution]] = {
 
 # What a booster's space line in the report needs besides the distributions.
 SPACE_NOTES: dict[str, str] = {
-    "xgboost": "XGBoost's min_leaf_documents is a minimum leaf weight in documents' worth of curvature at "
-    "the first tree, the same for every method: it is passed as min_child_weight = min_leaf_documents x the "
-    "method's mean Hessian per document at the first tree, whose scale differs by objective.",
+    "lightgbm": "LightGBM's l2_documents is L2 leaf regularisation in documents' worth of curvature at the "
+    "first tree, the same for every method: it is passed as lambda_l2 = l2_documents x the method's mean "
+    "Hessian per document at the first tree, whose scale differs by objective.",
+    "xgboost": "XGBoost's min_leaf_documents and l2_documents are a minimum leaf weight and L2 leaf "
+    "regularisation in documents' worth of curvature at the first tree, the same for every method: they are "
+    "passed as min_child_weight and reg_lambda = that many x the method's mean Hessian per document at the "
+    "first tree, whose scale differs by objective.",
 }
 
 SIGMA = LogUniform(0.1, 10.0)

@@ -35,11 +35,12 @@ __all__ = [
     "FoldData",
     "catboost_metric",
     "empty_queries",
-    "mean_hessian_per_document",
+    "lightgbm_hessian_per_document",
     "set_numba_threads",
     "train_catboost",
     "train_lightgbm",
     "train_xgboost",
+    "xgboost_hessian_per_document",
 ]
 
 
@@ -138,13 +139,21 @@ def _scores(values: Any) -> npt.NDArray[np.float64]:
 def train_lightgbm(
     recipe: Recipe, booster: Mapping[str, Any], data: FoldData, seed: int, settings: FitSettings
 ) -> Fit:
-    """Fit ``lgb.train`` with the booster configuration and the recipe's parameters and objective."""
+    """Fit ``lgb.train`` with the booster configuration and the recipe's parameters and objective.
+
+    An ``l2_documents`` entry of ``booster`` becomes ``lambda_l2`` = that many times the method's
+    :func:`lightgbm_hessian_per_document` (the bench's LightGBM space, :mod:`~stochrank.bench.spaces`).
+    """
     import lightgbm as lgb
 
     params = {**booster, **recipe.params, "metric": "None", "verbose": -1, "num_threads": settings.threads,
               "seed": seed}  # fmt: skip
     if recipe.objective is not None:
         params["objective"] = recipe.objective
+    _to_hessian_units(
+        params, {"l2_documents": "lambda_l2"},
+        lambda: lightgbm_hessian_per_document(params, data.train, recipe.objective),
+    )  # fmt: skip
     train = lgb.Dataset(data.train.X, data.train.y, group=data.train.group)
     vali = lgb.Dataset(data.vali.X, data.vali.y, group=data.vali.group, reference=train)
     history: dict[str, Any] = {}
@@ -178,8 +187,9 @@ def train_xgboost(
 ) -> Fit:
     """Fit ``xgb.train`` (hist trees); a callable objective goes to ``obj=`` with no intercept fitted.
 
-    A ``min_leaf_documents`` entry of ``booster`` becomes ``min_child_weight`` = that many times the
-    method's :func:`mean_hessian_per_document` (the bench's XGBoost space, :mod:`~stochrank.bench.spaces`).
+    ``min_leaf_documents`` and ``l2_documents`` entries of ``booster`` become ``min_child_weight`` and
+    ``reg_lambda`` = that many times the method's :func:`xgboost_hessian_per_document` (the bench's XGBoost
+    space, :mod:`~stochrank.bench.spaces`).
     """
     import xgboost as xgb
 
@@ -195,9 +205,10 @@ def train_xgboost(
         return xgb.DMatrix(split.X, labels, group=split.group, nthread=threads)
 
     train = dmatrix(data.train)
-    documents = params.pop("min_leaf_documents", None)
-    if documents is not None:
-        params["min_child_weight"] = documents * mean_hessian_per_document(params, train, recipe.objective)
+    _to_hessian_units(
+        params, {"min_leaf_documents": "min_child_weight", "l2_documents": "reg_lambda"},
+        lambda: xgboost_hessian_per_document(params, train, recipe.objective),
+    )  # fmt: skip
     history: dict[str, Any] = {}
     model = xgb.train(
         params, train, settings.max_rounds, evals=[(dmatrix(data.vali), "vali")],
@@ -213,17 +224,29 @@ def train_xgboost(
     return Fit(_scores(history["vali"][settings.feval().name]), best, predict(data.vali), predict(data.test))
 
 
-def mean_hessian_per_document(params: Mapping[str, Any], train: Any, objective: Any = None) -> float:
+def _to_hessian_units(
+    params: dict[str, Any], units: Mapping[str, str], per_document: Callable[[], float]
+) -> None:
+    # Replace each documents'-worth entry of params (a key of units) by the booster's parameter in Hessian
+    # units (its value) times the mean Hessian per document, measured once and only when needed.
+    documents = {units[name]: params.pop(name) for name in list(params) if name in units}
+    if documents:
+        mean = per_document()
+        params.update({unit: count * mean for unit, count in documents.items()})
+
+
+def xgboost_hessian_per_document(params: Mapping[str, Any], train: Any, objective: Any = None) -> float:
     """Return XGBoost's mean Hessian per document at the first tree: its root's cover over the documents.
 
-    ``min_child_weight`` is a sum of Hessians, so its unit is this mean: the Hessians of ``rank:ndcg``
-    (lambda derivatives, 0.016-0.17 per document on generated data by its pair settings) and of stochrank
-    (normalised to mean 1 over the documents with curvature) differ by up to 60 times, and one weight asks
-    their leaves for different numbers of documents. One tree is trained with ``params`` on ``train`` (an
-    ``xgboost.DMatrix``), with a deep copy of the callable ``objective`` (None: the built-in one the
-    parameters name) so that the objective's own call count, which seeds its noise, is left untouched
-    (stochrank objectives deep-copy into fresh ones; a plain function is copied by reference). Row
-    subsampling is switched off for the measurement: unsampled rows would add no Hessian to the cover.
+    ``min_child_weight`` (a sum of Hessians) and ``reg_lambda`` (added to one) are in Hessian units, so
+    their unit is this mean: the Hessians of ``rank:ndcg`` (lambda derivatives, 0.016-0.17 per document on
+    generated data by its pair settings) and of stochrank (normalised to mean 1 over the documents with
+    curvature) differ by up to 60 times, and one value asks their leaves for different numbers of
+    documents. One tree is trained with ``params`` on ``train`` (an ``xgboost.DMatrix``), with a deep copy
+    of the callable ``objective`` (None: the built-in one the parameters name) so that the objective's own
+    call count, which seeds its noise, is left untouched (stochrank objectives deep-copy into fresh ones; a
+    plain function is copied by reference). Row subsampling is switched off for the measurement: unsampled
+    rows would add no Hessian to the cover.
     """
     import xgboost as xgb
 
@@ -232,6 +255,33 @@ def mean_hessian_per_document(params: Mapping[str, Any], train: Any, objective: 
     root = json.loads(model.get_dump(dump_format="json", with_stats=True)[0])
     cover: float = root["cover"]
     return cover / int(train.num_row())
+
+
+def lightgbm_hessian_per_document(params: Mapping[str, Any], split: Any, objective: Any = None) -> float:
+    """Return LightGBM's mean Hessian per document at the first tree: the root's Hessian sum per document.
+
+    ``lambda_l2`` is added to a leaf's Hessian sum, so its unit is this mean: ``lambdarank``'s Hessians
+    (0.035 per document on MQ2008 fold 1 with its defaults, 0.064 without ``lambdarank_norm``) and
+    stochrank's (0.52 there: mean 1 over the documents with curvature, none in queries without a relevant
+    document) differ by 15-30 times. One stump is trained with ``params`` on ``split`` (a
+    :class:`~stochrank.datasets.RankingSplit`), with a deep copy of the callable ``objective`` (None: the
+    built-in one the parameters name; see :func:`xgboost_hessian_per_document` for why) and bagging off.
+    """
+    import lightgbm as lgb
+
+    stump = {**params, "num_leaves": 2, "max_depth": -1, "min_data_in_leaf": 1, "bagging_fraction": 1.0}
+    if objective is not None:
+        stump["objective"] = copy.deepcopy(objective)
+    model = lgb.train(stump, lgb.Dataset(split.X, split.y, group=split.group), 1)
+    trees = model.dump_model()["tree_info"]
+    if not trees or "internal_weight" not in trees[0]["tree_structure"]:
+        raise ValueError(
+            "lightgbm_hessian_per_document: the first tree made no split (every gradient zero?), so there is "
+            "no Hessian sum to read; pass lambda_l2 in Hessian units instead of l2_documents."
+        )
+    root = trees[0]["tree_structure"]
+    weight: float = root["internal_weight"]
+    return weight / int(split.y.size)
 
 
 def catboost_metric(settings: FitSettings) -> str:
