@@ -6,8 +6,11 @@ document at the first tree on the generated data of "Quality levers", stochrank'
 default ``reg_lambda = 1`` shrinks a ``rank:ndcg`` leaf as about 13 documents' worth of curvature would, a
 stochrank leaf as one document's. At learning rate 0.05 with 600 trees that is a candidate cause of
 ``rank:ndcg``'s slow pace ("Quality levers: antithetic noise draws": it runs to the tree cap at 0.05 and
-at 0.1). The bench's XGBoost space draws ``reg_lambda`` on logU[0.1, 10] in these raw units for every
-method, as it once drew ``min_child_weight`` before converting it to documents' worth.
+at 0.1). LightGBM's ``lambda_l2`` is in the same units, and ``lambdarank``'s Hessians are smaller still.
+The second table gives each booster's mean Hessian per document at the first tree for LambdaMART and
+stochrank on MQ2008 and on the generated data, and what the bench's L2 range [0.1, 10] meant in documents'
+worth while it was drawn in raw units; since then the bench draws ``l2_documents`` on that range and
+converts it per method (:mod:`stochrank.bench.spaces`).
 
 Rows, on the generated data of ``quality_levers.py`` (2 data folds × 2 seeds, XGBoost depth 6, learning
 rate 0.05, ≤ 600 trees, early stopping 60 on validation NDCG@5): ``rank:ndcg`` and stochrank's defaults at
@@ -34,15 +37,60 @@ from quality_levers import (
     LEARNING_RATE,
     ROWS,
     SYNTHETIC_SIZES,
+    TREE,
     Row,
     booster_table,
     cached_fits_footer,
     lambdamart,
+    load,
     sr,
     synthetic_hessian_per_document,
 )
 
-from stochrank.bench.results import section_header
+import stochrank
+from stochrank.bench.protocol import load_fold
+from stochrank.bench.results import markdown_table, section_header
+from stochrank.bench.spaces import L2
+from stochrank.bench.trainers import lightgbm_hessian_per_document, xgboost_hessian_per_document
+
+
+def hessian_scale_table() -> str:
+    """Each booster's mean Hessian per document at the first tree for LambdaMART and stochrank, both data."""
+    import xgboost as xgb
+
+    splits = {
+        "MQ2008": load_fold("mq2008", 1, None, None, None).train,
+        "generated": load("synthetic", 1).train,
+    }
+    objectives = [
+        ("LightGBM", "`lambdarank` (its defaults)", {"objective": "lambdarank"}, None),
+        ("LightGBM", "`lambdarank`, lambdarank_norm off",
+         {"objective": "lambdarank", "lambdarank_norm": False}, None),
+        ("LightGBM", "stochrank.ndcg(k=5)", {}, stochrank.ndcg(k=5)),
+        ("XGBoost", "`rank:ndcg` (its defaults)", {"objective": "rank:ndcg"}, None),
+        ("XGBoost", "stochrank.ndcg(k=5)",
+         {"objective": "rank:ndcg", "base_score": 0.0}, stochrank.ndcg(k=5)),
+    ]  # fmt: skip
+    rows = []
+    for booster, name, params, objective in objectives:
+        cells = [booster, name]
+        for split in splits.values():
+            if booster == "LightGBM":
+                full = {**TREE["lightgbm"], "verbose": -1, "num_threads": 1, **params}
+                mean = lightgbm_hessian_per_document(full, split, objective)
+            else:
+                full = {**TREE["xgboost"], "tree_method": "hist", "nthread": 1, **params}
+                train = xgb.DMatrix(split.X, split.y, group=split.group, nthread=1)
+                mean = xgboost_hessian_per_document(full, train, objective)
+            cells += [f"{mean:.3f}", f"{L2.low / mean:.1f}–{L2.high / mean:.0f}"]
+        rows.append(cells)
+    header = ["booster", "objective"]
+    for data in splits:
+        header += [
+            f"{data}: Hessian per document",
+            f"{data}: raw L2 {L2.low:g}–{L2.high:g} in documents' worth",
+        ]
+    return markdown_table(header, rows, align="llrrrr")
 
 
 def rank_ndcg_hessian_per_document() -> float:
@@ -74,6 +122,7 @@ def main() -> None:
     start = time.perf_counter()
     hessian = rank_ndcg_hessian_per_document()
     table = booster_table("xgboost", "synthetic", [1, 2], [0, 1], LEARNING_RATE, 600, 60, rows(hessian))
+    scales = hessian_scale_table()
     minutes = (time.perf_counter() - start) / 60
     body = "\n\n".join(
         [
@@ -87,6 +136,13 @@ def main() -> None:
             "randomization, not corrected for the number of rows.",
             table,
             cached_fits_footer(minutes),
+            "Each booster's mean Hessian per document at the first tree (the root's, fold 1's training "
+            "queries; stochrank's Hessians are normalised to mean 1 over the documents "
+            "that have curvature, and MQ2008's queries without a relevant document have none), and the "
+            "bench's former raw L2 range [0.1, 10] in documents' worth of each objective's curvature. The "
+            "bench now draws `l2_documents` on [0.1, 10] and passes lambda_l2 / reg_lambda = l2_documents × "
+            "this mean per method (measured per fit, with the fit's own parameters):",
+            scales,
         ]
     )
     print("\n" + body)
