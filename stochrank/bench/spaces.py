@@ -60,15 +60,18 @@ later in training the two scales drift apart again: ``rank:ndcg``'s Hessians fol
 pairs (a pair ordered with a wide margin adds little), stochrank's are renormalised to mean 1 at every call.
 
 L2 leaf regularisation has the same unit problem on both boosters: a leaf is ``-G / (H + lambda)``, so
-``lambda_l2`` / ``reg_lambda`` is so many Hessian units. LightGBM's ``lambdarank`` has 0.035 per document on
-MQ2008 fold 1 (0.039 on the generated data), XGBoost's ``rank:ndcg`` 0.078 on the generated data, stochrank
-0.5-1 (benchmarks/leaf_l2.py), so a raw draw on [0.1, 10] shrank LambdaMART's leaves as 3-290 documents'
-worth of curvature would on LightGBM and 1.3-130 on XGBoost, stochrank's as 0.1-20. Both spaces therefore
+``lambda_l2`` / ``reg_lambda`` is so many Hessian units. On MQ2008 fold 1 LightGBM's ``lambdarank`` has 0.035
+per document, XGBoost's ``rank:ndcg`` 0.070, stochrank 0.515 (benchmarks/leaf_l2.py), so a raw draw on
+[0.1, 10] shrank the leaves of ``lambdarank`` as 2.9-288 documents' worth of curvature would, of
+``rank:ndcg`` as 1.4-144, of stochrank as 0.2-19. Both spaces therefore
 draw **``l2_documents``** log-uniform on [0.1, 10] (the paper's range, read in documents' worth), and the
 trainers pass ``lambda_l2`` / ``reg_lambda`` = ``l2_documents`` x the method's mean Hessian per document at
 the first tree (:func:`stochrank.bench.trainers.lightgbm_hessian_per_document`,
 :func:`~stochrank.bench.trainers.xgboost_hessian_per_document`). Comparisons in benchmarks/RESULTS.md whose
-protocol line lists ``lambda_l2`` / ``reg_lambda`` ran before this change, in raw units.
+protocol line lists ``lambda_l2`` / ``reg_lambda`` ran before this change, in raw units. The range is too
+narrow for ``lambdarank``: drawn on [0.1, 300] (exploratory, benchmarks/RESULTS.md footnote 12) it chooses
+up to 137 documents' worth on MQ2008 and leads stochrank by 0.010 NDCG@5; widening it for every method and
+re-running the comparisons is pending.
 """
 
 from __future__ import annotations
