@@ -3,10 +3,10 @@
 Ranges. From the StochasticRank paper (Appendix F, random search with 500 samples), used here as given:
 
 * depth uniform on {6, ..., 10};
-* L2 leaf regularisation log-uniform on [0.1, 10] -- the paper's range for the baselines; the paper fixes
-  it at 0 for StochasticRank, whereas here every method on a booster shares one space, so StochasticRank is
-  tuned over the baselines' L2 range too. On LightGBM and XGBoost trees it is drawn in documents' worth of
-  curvature, ``l2_documents`` (below); CatBoost's ``l2_leaf_reg`` is drawn as given;
+* CatBoost's L2 leaf regularisation ``l2_leaf_reg`` log-uniform on [0.1, 10] -- the paper's range for the
+  baselines; the paper fixes it at 0 for StochasticRank, whereas here every method on a booster shares one
+  space, so StochasticRank is tuned over the baselines' L2 range too. On LightGBM and XGBoost trees L2 is
+  drawn in documents' worth of curvature, ``l2_documents``, on a wider range (below);
 * SGLB: model shrink rate log-uniform on [1e-5, 1e-2], diffusion temperature log-uniform on [1e8, 1e11]
   (CatBoost's semantics, which :class:`stochrank.SGLB` follows).
 
@@ -63,15 +63,15 @@ L2 leaf regularisation has the same unit problem on both boosters: a leaf is ``-
 ``lambda_l2`` / ``reg_lambda`` is so many Hessian units. On MQ2008 fold 1 LightGBM's ``lambdarank`` has 0.035
 per document, XGBoost's ``rank:ndcg`` 0.070, stochrank 0.515 (benchmarks/leaf_l2.py), so a raw draw on
 [0.1, 10] shrank the leaves of ``lambdarank`` as 2.9-288 documents' worth of curvature would, of
-``rank:ndcg`` as 1.4-144, of stochrank as 0.2-19. Both spaces therefore
-draw **``l2_documents``** log-uniform on [0.1, 10] (the paper's range, read in documents' worth), and the
+``rank:ndcg`` as 1.4-144, of stochrank as 0.2-19. Both spaces therefore draw **``l2_documents``**, and the
 trainers pass ``lambda_l2`` / ``reg_lambda`` = ``l2_documents`` x the method's mean Hessian per document at
 the first tree (:func:`stochrank.bench.trainers.lightgbm_hessian_per_document`,
-:func:`~stochrank.bench.trainers.xgboost_hessian_per_document`). Comparisons in benchmarks/RESULTS.md whose
-protocol line lists ``lambda_l2`` / ``reg_lambda`` ran before this change, in raw units. The range is too
-narrow for ``lambdarank``: drawn on [0.1, 300] (exploratory, benchmarks/RESULTS.md footnote 12) it chooses
-up to 137 documents' worth on MQ2008 and leads stochrank by 0.010 NDCG@5; widening it for every method and
-re-running the comparisons is pending.
+:func:`~stochrank.bench.trainers.xgboost_hessian_per_document`). Its range is **log-uniform on [0.1, 300]**:
+it covers every L2 the raw-unit draw gave any method in documents' worth (``lambdarank`` up to 288), and
+drawn on the paper's [0.1, 10] read as documents' worth, ``lambdarank`` was cut off from the values it
+chooses (on [0.1, 300] it chose up to 137 documents' worth on MQ2008; benchmarks/RESULTS.md footnote 12).
+Comparisons in benchmarks/RESULTS.md whose protocol line lists ``lambda_l2`` / ``reg_lambda`` ran before
+documents' worth, in raw units; those whose ``l2_documents`` reads [0.1, 10] ran on the narrow range.
 """
 
 from __future__ import annotations
@@ -170,6 +170,7 @@ Distribution = Uniform | LogUniform | LogUniformInt | Choice
 LEARNING_RATE = LogUniform(0.01, 0.5)
 DEPTH = Choice((6, 7, 8, 9, 10))
 L2 = LogUniform(0.1, 10.0)
+L2_DOCUMENTS = LogUniform(0.1, 300.0)  # documents' worth of curvature; see above
 
 BOOSTER_SPACES: dict[str, dict[str, Distribution]] = {
     "lightgbm": {
@@ -177,12 +178,12 @@ BOOSTER_SPACES: dict[str, dict[str, Distribution]] = {
         "max_depth": DEPTH,
         "num_leaves": LogUniformInt(8, 256),
         "min_data_in_leaf": LogUniformInt(1, 200),
-        "l2_documents": L2,
+        "l2_documents": L2_DOCUMENTS,
     },
     "xgboost": {
         "learning_rate": LEARNING_RATE,
         "max_depth": DEPTH,
-        "l2_documents": L2,
+        "l2_documents": L2_DOCUMENTS,
         "min_leaf_documents": LogUniformInt(1, 200),
     },
     "catboost": {"learning_rate": LEARNING_RATE, "depth": DEPTH, "l2_leaf_reg": L2},
