@@ -9,8 +9,8 @@ stochrank leaf as one document's. At learning rate 0.05 with 600 trees that is a
 at 0.1). LightGBM's ``lambda_l2`` is in the same units, and ``lambdarank``'s Hessians are smaller still.
 The second table gives each booster's mean Hessian per document at the first tree for LambdaMART and
 stochrank on MQ2008 and on the generated data, and what the bench's L2 range [0.1, 10] meant in documents'
-worth while it was drawn in raw units; since then the bench draws ``l2_documents`` on that range and
-converts it per method (:mod:`stochrank.bench.spaces`).
+worth while it was drawn in raw units; since then the bench draws ``l2_documents`` (on [0.1, 300] since
+commit 49c7471, on [0.1, 10] before) and converts it per method (:mod:`stochrank.bench.spaces`).
 
 Rows, on the generated data of ``quality_levers.py`` (2 data folds × 2 seeds, XGBoost depth 6, learning
 rate 0.05, ≤ 600 trees, early stopping 60 on validation NDCG@5): ``rank:ndcg`` and stochrank's defaults at
@@ -140,7 +140,8 @@ def main() -> None:
             "queries; stochrank's Hessians are normalised to mean 1 over the documents "
             "that have curvature, and MQ2008's queries without a relevant document have none), and the "
             "bench's former raw L2 range [0.1, 10] in documents' worth of each objective's curvature. The "
-            "bench now draws `l2_documents` on [0.1, 10] and passes lambda_l2 / reg_lambda = l2_documents × "
+            "bench now draws `l2_documents` (on [0.1, 300]; on [0.1, 10] until commit 49c7471) and passes "
+            "lambda_l2 / reg_lambda = l2_documents × "
             "this mean per method (measured per fit, with the fit's own parameters):",
             scales,
         ]
