@@ -6,7 +6,7 @@ Ranges. From the StochasticRank paper (Appendix F, random search with 500 sample
 * CatBoost's L2 leaf regularisation ``l2_leaf_reg`` log-uniform on [0.1, 10] -- the paper's range for the
   baselines; the paper fixes it at 0 for StochasticRank, whereas here every method on a booster shares one
   space, so StochasticRank is tuned over the baselines' L2 range too. On LightGBM and XGBoost trees L2 is
-  drawn in documents' worth of curvature, ``l2_documents``, on a wider range (below);
+  drawn in documents' worth of curvature, ``l2_documents``, on a range chosen here, [0.1, 300] (below);
 * SGLB: model shrink rate log-uniform on [1e-5, 1e-2], diffusion temperature log-uniform on [1e8, 1e11]
   (CatBoost's semantics, which :class:`stochrank.SGLB` follows).
 
@@ -67,11 +67,12 @@ per document, XGBoost's ``rank:ndcg`` 0.070, stochrank 0.515 (benchmarks/leaf_l2
 trainers pass ``lambda_l2`` / ``reg_lambda`` = ``l2_documents`` x the method's mean Hessian per document at
 the first tree (:func:`stochrank.bench.trainers.lightgbm_hessian_per_document`,
 :func:`~stochrank.bench.trainers.xgboost_hessian_per_document`). Its range is **log-uniform on [0.1, 300]**:
-it covers every L2 the raw-unit draw gave any method in documents' worth (``lambdarank`` up to 288), and
-drawn on the paper's [0.1, 10] read as documents' worth, ``lambdarank`` was cut off from the values it
-chooses (on [0.1, 300] it chose up to 137 documents' worth on MQ2008; benchmarks/RESULTS.md footnote 12).
-Comparisons in benchmarks/RESULTS.md whose protocol line lists ``lambda_l2`` / ``reg_lambda`` ran before
-documents' worth, in raw units; those whose ``l2_documents`` reads [0.1, 10] ran on the narrow range.
+it covers every L2 the raw-unit draw gave any method in documents' worth at the objectives' default
+settings on MQ2008 fold 1 (``lambdarank`` up to 288), and drawn on the paper's [0.1, 10] read as documents'
+worth, ``lambdarank`` could not reach the values it chooses when allowed (on [0.1, 300] up to 137 documents'
+worth on MQ2008; benchmarks/RESULTS.md footnote 12). The real-data comparisons in benchmarks/RESULTS.md ran
+on [0.1, 300]; those whose protocol line lists ``lambda_l2`` / ``reg_lambda`` (the synthetic ones) ran
+before documents' worth, in raw units.
 """
 
 from __future__ import annotations
