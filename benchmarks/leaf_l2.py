@@ -141,8 +141,8 @@ def main() -> None:
             "that have curvature, and MQ2008's queries without a relevant document have none), and the "
             "bench's former raw L2 range [0.1, 10] in documents' worth of each objective's curvature. The "
             "bench now draws `l2_documents` (on [0.1, 300]; on [0.1, 10] until commit 49c7471) and passes "
-            "lambda_l2 / reg_lambda = l2_documents × "
-            "this mean per method (measured per fit, with the fit's own parameters):",
+            "lambda_l2 / reg_lambda = l2_documents × this mean per method (measured per fit, with the fit's "
+            "own parameters):",
             scales,
         ]
     )

@@ -4,6 +4,7 @@ the fairness of the search and the command-line errors."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import itertools
 import json
 import math
@@ -702,8 +703,6 @@ def test_lightgbm_l2_is_documents_times_the_methods_mean_hessian(objective: str)
 def test_lightgbm_hessian_per_document_is_zero_when_the_first_tree_cannot_split() -> None:
     """Without a relevant document every lambda is zero, the stump makes no split and records no Hessian
     sum: the mean is 0 (as XGBoost's cover), so l2_documents converts to lambda_l2 = 0 instead of failing."""
-    import dataclasses
-
     train = load_fold("mq2008", 1, None, None, 80).train
     flat = dataclasses.replace(train, y=np.zeros_like(train.y))
     params = {"objective": "lambdarank", "verbose": -1, "num_threads": 1}
