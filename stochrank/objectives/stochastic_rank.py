@@ -12,9 +12,9 @@ returns ``(grad, hess)`` for *minimisation*: ``grad = -w_q \hat\nabla E[M]`` (pl
 ``hess = w_q h`` with ``h`` per ``hessian``.
 
 **Hessians.** The smoothed metric's own Hessian is indefinite and its Monte-Carlo estimate noisier than the
-gradient's, so it is never used (its diagonal made positive, saddle-free or floored, lowered test NDCG@5 as
-the leaf curvature: ``benchmarks/exact_curvature.py``). ``hessian='newton'`` (the default without SGLB) takes
-instead the positive curvature :math:`h_d = \sum_b |c_b| D(b)/s_d` accumulated in the same CCS pass (so
+gradient's, so it is never used (its diagonal made positive, saddle-free or floored, did not beat the default
+as the leaf curvature: ``benchmarks/exact_curvature.py``). ``hessian='newton'`` (the default without SGLB)
+takes instead the positive curvature :math:`h_d = \sum_b |c_b| D(b)/s_d` accumulated in the same CCS pass (so
 :math:`|g_d| \le s_d h_d` for every draw), normalised to mean 1 over the documents that have one: each leaf is
 a Newton step of at most one noise scale, like LambdaMART's leaf in Gaussian form, without mean removal or
 SFA. ``hessian='unit'`` (the default with SGLB, and CatBoost's ``leaf_estimation_method=Gradient``, which
