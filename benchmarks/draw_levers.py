@@ -41,19 +41,15 @@ also show XGBoost's ``rank:ndcg`` held back by the 600 trees at 0.05 (0.8833, ag
 
 from __future__ import annotations
 
-import argparse
-import time
-
 import numpy as np
 from _common import write_results_section
 from numba import njit, prange
 from quality_levers import (
     LEARNING_RATE,
     ROWS,
-    SYNTHETIC_SIZES,
     Row,
-    booster_table,
-    cached_fits_footer,
+    lever_arguments,
+    lever_section,
     load,
     sr,
     variant,
@@ -61,9 +57,6 @@ from quality_levers import (
 
 import stochrank
 from stochrank._parallel import run_parallel
-from stochrank.bench.protocol import load_fold
-from stochrank.bench.results import section_header
-from stochrank.bench.trainers import empty_queries
 from stochrank.conventions import offsets_from_sizes
 from stochrank.kernels import CascadeArrays, smoothed_gradient
 from stochrank.kernels._random import PURPOSE_SMOOTHING, fill_normal, stream_state
@@ -267,48 +260,17 @@ PACE_FACTOR = 2.0
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--boosters", nargs="+", default=["lightgbm", "xgboost"])
-    parser.add_argument(
-        "--quick", action="store_true", help="50 trees, patience 10, fold 1, 1 seed; nothing written"
-    )
-    args = parser.parse_args()
+    args = lever_arguments(__doc__)
     check_driver()
-    rounds, patience = (50, 10) if args.quick else (600, 60)
-    folds, seeds = ([1], [0]) if args.quick else ([1, 2, 3, 4, 5], [0, 1, 2])
-    budget_folds, budget_seeds = ([1], [0]) if args.quick else ([1, 2], [0, 1])
-    start = time.perf_counter()
-    tables = [
-        booster_table(b, "mq2008", folds, seeds, LEARNING_RATE, rounds, patience, DRAW_ROWS)
-        for b in args.boosters
-    ]
-    tables += [
-        booster_table(b, "synthetic", budget_folds, budget_seeds, lr, rounds, patience, DRAW_ROWS)
-        for lr in (LEARNING_RATE, PACE_FACTOR * LEARNING_RATE)
-        for b in args.boosters
-    ]
-    n_queries = sum(int(np.sum(~empty_queries(load_fold("mq2008", f, None, None, None).test))) for f in folds)
-    minutes = (time.perf_counter() - start) / 60
-    body = "\n\n".join(
-        [
-            section_header("Quality levers: antithetic noise draws (issue 9, fixed settings)"),
-            'The protocol of "Quality levers" above: learning rate '
-            f"{LEARNING_RATE}, LightGBM 31 leaves / XGBoost depth 6, ≤ {rounds} trees, early stopping "
-            f"{patience} rounds on vali NDCG@5; MQ2008 folds {', '.join(map(str, folds))} × seeds "
-            f"{', '.join(map(str, seeds))} ({n_queries} test queries with a relevant document); SYNTHETIC "
-            f"(`nonlinear_mslr`, {' / '.join(map(str, SYNTHETIC_SIZES))} train / vali / test queries) data "
-            "folds "
-            f"{', '.join(map(str, budget_folds))} × seeds {', '.join(map(str, budget_seeds))}, at learning "
-            f"rate {LEARNING_RATE} and again, every row, at {PACE_FACTOR * LEARNING_RATE:g}; 1 thread per "
-            "fit; test NDCG@5 per query, seeds averaged; p-values two-sided, paired t / sign-flip "
-            "randomization, not corrected for the number of rows. The two antithetic rows are this "
-            "script's driver of stochrank's CCS query kernel, checked before the fits (bit for bit "
-            "`smoothed_gradient` without mirroring; the estimate of -z for every query; the booster calls' "
-            "streams and signs). The LambdaMART and defaults rows share their cache keys with the same rows "
-            'of "Quality levers", so either script\'s fits serve both.',
-            *tables,
-            cached_fits_footer(minutes),
-        ]
+    body = lever_section(
+        "Quality levers: antithetic noise draws (issue 9, fixed settings)",
+        DRAW_ROWS,
+        args,
+        "The two antithetic rows are this script's driver of stochrank's CCS query kernel, checked before "
+        "the fits (bit for bit `smoothed_gradient` without mirroring; the estimate of -z for every query; "
+        "the booster calls' streams and signs). The LambdaMART and defaults rows share their cache keys "
+        'with the same rows of "Quality levers", so either script\'s fits serve both.',
+        synthetic_rates=(LEARNING_RATE, PACE_FACTOR * LEARNING_RATE),
     )
     print("\n" + body)
     if not args.quick:

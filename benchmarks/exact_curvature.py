@@ -51,21 +51,17 @@ level (0.0000, p = 1.0). The positive curvature stays the default.
 from __future__ import annotations
 
 import abc
-import argparse
 import itertools
-import time
 
 import numpy as np
 from _common import write_results_section
 from numba import njit, prange
 from quality_levers import (
-    LEARNING_RATE,
     ROWS,
-    SYNTHETIC_SIZES,
     K,
     Row,
-    booster_table,
-    cached_fits_footer,
+    lever_arguments,
+    lever_section,
     load,
     variant,
 )
@@ -73,9 +69,6 @@ from scipy import integrate, stats
 
 import stochrank
 from stochrank._parallel import run_parallel
-from stochrank.bench.protocol import load_fold
-from stochrank.bench.results import section_header
-from stochrank.bench.trainers import empty_queries
 from stochrank.conventions import offsets_from_sizes
 from stochrank.kernels import CascadeArrays, smoothed_gradient
 from stochrank.kernels._random import PURPOSE_SMOOTHING, fill_normal, stream_state
@@ -314,52 +307,21 @@ CURVATURE_ROWS = [
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--boosters", nargs="+", default=["lightgbm", "xgboost"])
-    parser.add_argument(
-        "--quick", action="store_true", help="50 trees, patience 10, fold 1, 1 seed; nothing written"
-    )
-    args = parser.parse_args()
+    args = lever_arguments(__doc__)
     check_kernel()
     signs = curvature_signs()
     print(signs)
-    rounds, patience = (50, 10) if args.quick else (600, 60)
-    folds, seeds = ([1], [0]) if args.quick else ([1, 2, 3, 4, 5], [0, 1, 2])
-    budget_folds, budget_seeds = ([1], [0]) if args.quick else ([1, 2], [0, 1])
-    start = time.perf_counter()
-    tables = [
-        booster_table(b, "mq2008", folds, seeds, LEARNING_RATE, rounds, patience, CURVATURE_ROWS)
-        for b in args.boosters
-    ]
-    tables += [
-        booster_table(
-            b, "synthetic", budget_folds, budget_seeds, LEARNING_RATE, rounds, patience, CURVATURE_ROWS
-        )
-        for b in args.boosters
-    ]
-    n_queries = sum(int(np.sum(~empty_queries(load_fold("mq2008", f, None, None, None).test))) for f in folds)
-    minutes = (time.perf_counter() - start) / 60
-    body = "\n\n".join(
-        [
-            section_header("Quality levers: the smoothed metric's own curvature (issue 9, fixed settings)"),
-            'The protocol of "Quality levers" above: learning rate '
-            f"{LEARNING_RATE}, LightGBM 31 leaves / XGBoost depth 6, ≤ {rounds} trees, early stopping "
-            f"{patience} rounds on vali NDCG@5; MQ2008 folds {', '.join(map(str, folds))} × seeds "
-            f"{', '.join(map(str, seeds))} ({n_queries} test queries with a relevant document); SYNTHETIC "
-            f"(`nonlinear_mslr`, {' / '.join(map(str, SYNTHETIC_SIZES))} train / vali / test queries) data "
-            f"folds {', '.join(map(str, budget_folds))} × seeds {', '.join(map(str, budget_seeds))}; 1 "
-            "thread per fit; test NDCG@5 per query, seeds averaged; p-values two-sided, paired t / sign-flip "
-            "randomization, not corrected for the number of rows. The two exact-curvature rows are this "
-            "script's NDCG@k kernel, checked before the fits (its gradient and positive curvature are "
-            "`smoothed_gradient`'s for the same draws; its gradient and second derivative those of the "
-            "exact 1-D Gaussian integral of NDCG@5 as a step function of one document's score). Their "
-            "Hessian is the minimisation Hessian -E'' made positive by the row's rule, then normalised to "
-            "mean 1 per document like the defaults'. The sign of -E'' on MQ2008 fold 1's training queries "
-            "(one draw):",
-            signs,
-            *tables,
-            cached_fits_footer(minutes),
-        ]
+    body = lever_section(
+        "Quality levers: the smoothed metric's own curvature (issue 9, fixed settings)",
+        CURVATURE_ROWS,
+        args,
+        "The two exact-curvature rows are this script's NDCG@k kernel, checked before the fits (its gradient "
+        "and positive curvature are `smoothed_gradient`'s for the same draws; its gradient and second "
+        "derivative those of the exact 1-D Gaussian integral of NDCG@5 as a step function of one document's "
+        "score). Their Hessian is the minimisation Hessian -E'' made positive by the row's rule, then "
+        "normalised to mean 1 per document like the defaults'. The sign of -E'' on MQ2008 fold 1's training "
+        "queries (one draw):",
+        before_tables=(signs,),
     )
     print("\n" + body)
     if not args.quick:

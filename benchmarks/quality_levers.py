@@ -413,6 +413,67 @@ def booster_table(
     return f"{title}\n\n" + markdown_table(headers, rows, "lrrrrrrr")
 
 
+def lever_arguments(doc: str) -> argparse.Namespace:
+    """Command line of a one-table-per-booster lever script (``draw_levers.py``, ``exact_curvature.py``)."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--boosters", nargs="+", default=["lightgbm", "xgboost"])
+    parser.add_argument(
+        "--quick", action="store_true", help="50 trees, patience 10, fold 1, 1 seed; nothing written"
+    )
+    return parser.parse_args()
+
+
+def lever_section(
+    title: str,
+    table_rows: list[Row],
+    args: argparse.Namespace,
+    rows_note: str,
+    synthetic_rates: tuple[float, ...] = (LEARNING_RATE,),
+    before_tables: tuple[str, ...] = (),
+) -> str:
+    """A RESULTS section: ``table_rows`` at this script's fixed settings on MQ2008 and on generated data.
+
+    One table per booster on MQ2008 (5 folds x 3 seeds) and per (rate, booster) on the generated data (2
+    data folds x 2 seeds) at each of ``synthetic_rates``; ``rows_note`` ends the protocol paragraph and
+    ``before_tables`` follow it. ``args`` from :func:`lever_arguments` (``--quick``: fold 1, 1 seed, 50
+    trees).
+    """
+    rounds, patience = (50, 10) if args.quick else (600, 60)
+    folds, seeds = ([1], [0]) if args.quick else ([1, 2, 3, 4, 5], [0, 1, 2])
+    budget_folds, budget_seeds = ([1], [0]) if args.quick else ([1, 2], [0, 1])
+    start = time.perf_counter()
+    tables = [
+        booster_table(b, "mq2008", folds, seeds, LEARNING_RATE, rounds, patience, table_rows)
+        for b in args.boosters
+    ]
+    tables += [
+        booster_table(b, "synthetic", budget_folds, budget_seeds, lr, rounds, patience, table_rows)
+        for lr in synthetic_rates
+        for b in args.boosters
+    ]
+    n_queries = sum(int(np.sum(~empty_queries(load_fold("mq2008", f, None, None, None).test))) for f in folds)
+    minutes = (time.perf_counter() - start) / 60
+    first, *again = synthetic_rates
+    rates = (
+        (f", at learning rate {first}" + "".join(f" and again, every row, at {lr:g}" for lr in again))
+        if again
+        else ""
+    )
+    protocol = (
+        'The protocol of "Quality levers" above: learning rate '
+        f"{LEARNING_RATE}, LightGBM 31 leaves / XGBoost depth 6, ≤ {rounds} trees, early stopping "
+        f"{patience} rounds on vali NDCG@5; MQ2008 folds {', '.join(map(str, folds))} × seeds "
+        f"{', '.join(map(str, seeds))} ({n_queries} test queries with a relevant document); SYNTHETIC "
+        f"(`nonlinear_mslr`, {' / '.join(map(str, SYNTHETIC_SIZES))} train / vali / test queries) data "
+        f"folds {', '.join(map(str, budget_folds))} × seeds {', '.join(map(str, budget_seeds))}{rates}; 1 "
+        "thread per fit; test NDCG@5 per query, seeds averaged; p-values two-sided, paired t / sign-flip "
+        f"randomization, not corrected for the number of rows. {rows_note}"
+    )
+    return "\n\n".join(
+        [section_header(title), protocol, *before_tables, *tables, cached_fits_footer(minutes)]
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--boosters", nargs="+", default=["lightgbm", "xgboost"], choices=sorted(TREE))
