@@ -438,6 +438,23 @@ def test_k_outside_the_fixed_cutoffs_is_evaluated_and_judged_and_the_report_name
     )
 
 
+def test_a_run_without_the_baseline_states_no_holm_family_or_exactness_it_did_not_compute(
+    tmp_path: Path, capsys
+) -> None:
+    """Without lgb-lambdarank there are no baseline tests: the report must not describe a Holm family of
+    them or call the same-booster randomization tests exact (they sample when 2^n > --n-resamples)."""
+    argv = ["--methods", "xgb-ndcg,sr-xgb", "--budget", "1", "--folds", "1", "--seeds", "1", "--max-queries",
+            "30", "--max-rounds", "4", "--patience", "2", "--jobs", "1", "--n-resamples", "100",
+            "--no-progress", "--out", str(tmp_path / "out")]  # fmt: skip
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "No verdicts: the baseline `lgb-lambdarank` was not among the methods run." in text
+    assert "| `sr-xgb` | `xgb-ndcg` |" in text  # the same-booster table ran its own tests
+    assert "comparisons with the baseline" not in text and "exact: all 2^n" not in text
+    assert "over the comparisons each table names" in text
+    assert "enumerated when 2^n <= 100, else 100 random ones, seed 42" in text
+
+
 def _summary_with(p_t: float, p_rand: float, diff: float) -> MethodSummary:
     m = "NDCG@5"  # one comparison: Holm's adjusted p-values are the raw ones
     return MethodSummary(

@@ -149,9 +149,11 @@ def _adjust(summaries: list[MethodSummary], metrics: list[str], baseline: str) -
                 getattr(s, adjusted)[m] = float(value)
 
 
-def comparisons(summary: Summary) -> int:
-    """Return how many comparisons with the baseline each metric's Holm family holds."""
-    return sum(s.name != summary.baseline for s in summary.methods)
+def holm_family(summary: Summary) -> str:
+    """Name the Holm family of each metric: the comparisons with the baseline, or (none) each table's own."""
+    if summary.baseline is None:
+        return "the comparisons each table names"
+    return f"the {sum(s.name != summary.baseline for s in summary.methods)} comparisons with the baseline"
 
 
 # ------------------------------------------------------------------------------------- markdown
@@ -255,8 +257,7 @@ def conventions_text(summary: Summary) -> str:
         f"`scipy.stats.permutation_test(permutation_type='samples')`; {_randomization_text(summary)}). "
         f"A difference counts as significant when both p-values are below {ALPHA} after **Holm's "
         "correction** (Holm-Bonferroni step-down, `stochrank.bench.stats.holm`), applied to each test over "
-        f"the {comparisons(summary)} comparisons with the baseline on each metric; the tables show the raw "
-        "p-values."),
+        f"{holm_family(summary)} on each metric; the tables show the raw p-values."),
         ("- **trees**: mean trees kept by early stopping; **fit s**: mean seconds per fit of the selected "
         "configuration; **all fits s**: seconds of all the method's fits, tuning included. Each time is from "
         f"the run that trained the fit, which may not be this one: {_settings_text(summary)}."),
@@ -265,6 +266,8 @@ def conventions_text(summary: Summary) -> str:
 
 def _randomization_text(summary: Summary) -> str:
     n = summary.n_resamples
+    if summary.exact_tests + summary.sampled_tests == 0:  # no baseline: only tables that name their pairs
+        return f"all 2^n sign patterns enumerated when 2^n <= {n:,}, else {n:,} random ones, seed 42"
     if summary.sampled_tests == 0:
         return "exact: all 2^n sign patterns enumerated for every test"
     sampled = f"{n:,} random sign patterns, seed 42"
@@ -380,11 +383,8 @@ def markdown(summary: Summary, curves_png: str | None = None) -> str:
             ),
             resolution_table(summary),
         ]
-    parts += [
-        f"\n**Verdict** (significant = both p-values < {ALPHA} after Holm's correction over the "
-        f"{comparisons(summary)} comparisons with the baseline):\n",
-        verdict_text(summary),
-    ]
+    rule = f" (significant = both p-values < {ALPHA} after Holm's correction over {holm_family(summary)})"
+    parts += [f"\n**Verdict**{rule if summary.baseline else ''}:\n", verdict_text(summary)]
     parts += [text for text in (booster_table(summary), champion_text(summary)) if text]
     if curves_png:
         parts += [
