@@ -126,7 +126,6 @@ def summarize(outcome: Outcome, n_resamples: int = N_RESAMPLES) -> Summary:
                     exact += 1
                 else:
                     sampled += 1
-    if baseline is not None:
         _adjust(summaries, metrics, baseline)
     tests = [p.data(f).test for f in p.folds]
     n_queries = sum(t.n_queries for t in tests)
@@ -152,7 +151,7 @@ def _adjust(summaries: list[MethodSummary], metrics: list[str], baseline: str) -
 def holm_family(summary: Summary) -> str:
     """Name the Holm family of each metric: the comparisons with the baseline, or (none) each table's own."""
     if summary.baseline is None:
-        return "the comparisons each table names"
+        return f"the comparisons each table names (on {summary.primary} only; they print Holm-adjusted p too)"
     return f"the {sum(s.name != summary.baseline for s in summary.methods)} comparisons with the baseline"
 
 
@@ -257,7 +256,8 @@ def conventions_text(summary: Summary) -> str:
         f"`scipy.stats.permutation_test(permutation_type='samples')`; {_randomization_text(summary)}). "
         f"A difference counts as significant when both p-values are below {ALPHA} after **Holm's "
         "correction** (Holm-Bonferroni step-down, `stochrank.bench.stats.holm`), applied to each test over "
-        f"{holm_family(summary)} on each metric; the tables show the raw p-values."),
+        f"{holm_family(summary)}"
+        + (" on each metric; the tables show the raw p-values." if summary.baseline else ".")),
         ("- **trees**: mean trees kept by early stopping; **fit s**: mean seconds per fit of the selected "
         "configuration; **all fits s**: seconds of all the method's fits, tuning included. Each time is from "
         f"the run that trained the fit, which may not be this one: {_settings_text(summary)}."),
