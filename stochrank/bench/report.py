@@ -266,7 +266,7 @@ def conventions_text(summary: Summary) -> str:
 
 def _randomization_text(summary: Summary) -> str:
     n = summary.n_resamples
-    if summary.exact_tests + summary.sampled_tests == 0:  # no baseline: only tables that name their pairs
+    if summary.baseline is None:  # no baseline tests were counted; the pairs tables run the same rule
         return f"all 2^n sign patterns enumerated when 2^n <= {n:,}, else {n:,} random ones, seed 42"
     if summary.sampled_tests == 0:
         return "exact: all 2^n sign patterns enumerated for every test"
