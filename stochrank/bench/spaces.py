@@ -71,7 +71,7 @@ it covers every L2 the raw-unit draw gave any method in documents' worth at the 
 settings on MQ2008 fold 1 (``lambdarank`` up to 288), and drawn on the paper's [0.1, 10] read as documents'
 worth, ``lambdarank`` could not reach the values it chooses when allowed (on [0.1, 300] up to 137 documents'
 worth on MQ2008; benchmarks/RESULTS.md footnote 12). The real-data comparisons in benchmarks/RESULTS.md and
-the synthetic NDCG@5 pairs of its footnotes 13, 14 and 15 ran on [0.1, 300]; those whose protocol line lists
+the synthetic NDCG@5 pairs of its footnotes 13 to 16 ran on [0.1, 300]; those whose protocol line lists
 ``lambda_l2`` / ``reg_lambda`` (the other synthetic ones) ran before documents' worth, in raw units.
 """
 
