@@ -50,6 +50,7 @@ COMPILE_FAMILIES: dict[str, tuple[str, int]] = {
     "stochrank.metrics._auc": ("metrics (AUC)", 10),
     "stochrank.datasets._normalize": ("query-level normalisation", 2),
     "stochrank.kernels._random": ("query keys", 2),
+    "stochrank.kernels._finite": ("score checks", 2),
 }
 _checked: set[Any] = set()  # kernels whose first launch was inspected
 _announced: set[str] = set()  # families already logged

@@ -17,6 +17,7 @@ __all__ = [
     "check_choice",
     "check_int",
     "check_labels",
+    "check_length",
     "check_optional_int",
     "check_real",
     "check_scores",
@@ -92,11 +93,16 @@ def as_float_array(x: Any, name: str, n: int | None = None) -> np.ndarray:
             f"'{name}' must be 1-D (one value per document); got shape {arr.shape}. "
             "Pass a flat array, e.g. x.ravel()."
         )
+    check_length(arr, name, n)
+    return np.ascontiguousarray(arr)
+
+
+def check_length(arr: np.ndarray, name: str, n: int | None) -> None:
+    """Raise unless the 1-D ``arr`` holds one entry per document (``n`` of them; None: any number)."""
     if n is not None and arr.shape[0] != n:
         raise ValueError(
             f"'{name}' has {arr.shape[0]} entries but there are {n} documents; pass one per row."
         )
-    return np.ascontiguousarray(arr)
 
 
 def check_scores(scores: Any, n: int | None = None, name: str = "scores") -> np.ndarray:

@@ -1,7 +1,8 @@
 """The CCS kernels' speed devices against naive twins: the branch-free exp against ``np.exp``, the
 vectorisable Box–Muller against numpy's log/cos/sin on the same SplitMix64 outputs, the growing partial
 order against a stable argsort, the adaptive cascade head and the reused workspace against the
-brute-force estimate of ``tests/naive.py``.
+brute-force estimate of ``tests/naive.py``; the one-pass float64 conversion and finiteness count against
+NumPy's ``astype`` and ``isfinite``.
 """
 
 from __future__ import annotations
@@ -9,12 +10,18 @@ from __future__ import annotations
 import numpy as np
 import numpy.testing as npt
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 from numba import njit
 
+from stochrank._parallel import PARALLEL_MIN_ROWS
 from stochrank.kernels._fastexp import exp_nonpos
+from stochrank.kernels._finite import count_nonfinite, float64_count_nonfinite
 from stochrank.kernels._order import order_head, top_order
 from stochrank.kernels._random import fill_normal, stream_state
 from stochrank.kernels.ccs import ccs_query, ccs_query_ws, ccs_workspace
+from stochrank.protocol.call import _finite_float64
 
 from .naive import naive_ccs_query, naive_position_weights
 
@@ -184,3 +191,46 @@ def test_workspace_reuse_matches_fresh_calls():
             reused = np.zeros(n)
             ccs_query_ws(a, z, gain, cont, w, k, 1.0, True, reused, np.empty(0), work, order)
             npt.assert_array_equal(reused, fresh)
+
+
+# ONE-PASS FINITE CHECK ============================================================================
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    arrays(
+        st.sampled_from([np.float32, np.float64]),
+        st.integers(0, 300),
+        elements=st.floats(width=32, allow_nan=True, allow_infinity=True, allow_subnormal=True),
+    )
+)
+def test_finite_pass_matches_numpy(values):
+    """The count is NumPy's, the float64 copy is astype's bit for bit (signed zeros, subnormals, NaN)."""
+    expected = int((~np.isfinite(values)).sum())
+    if values.dtype == np.float64:
+        assert count_nonfinite(values) == expected
+        return
+    out = np.empty(values.size)
+    assert float64_count_nonfinite(values, out) == expected
+    npt.assert_array_equal(out.view(np.int64), values.astype(np.float64).view(np.int64))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_booster_scores_checked_in_one_pass(dtype):
+    """Above the parallel threshold too: every dtype converts exactly; a NaN or inf names its row."""
+    n = PARALLEL_MIN_ROWS + 7
+    scores = np.random.default_rng(0).normal(size=n).astype(dtype)
+    got = _finite_float64(scores, n)
+    assert got.dtype == np.float64 and got.flags.c_contiguous
+    npt.assert_array_equal(got, scores.astype(np.float64))
+    if dtype == np.float64:
+        assert got is scores  # LightGBM's scores are checked in place, not copied
+    for bad in (np.nan, np.inf, -np.inf):
+        broken = scores.copy()
+        broken[n - 1] = bad
+        with pytest.raises(
+            ValueError, match=rf"'predictions' contains 1 NaN or infinite values \(first at row {n - 1}"
+        ):
+            _finite_float64(broken, n)
+    with pytest.raises(ValueError, match=rf"'predictions' has {n} entries but there are {n + 1} documents"):
+        _finite_float64(scores, n + 1)

@@ -1,5 +1,6 @@
 """Numba kernels: pure math on flat arrays with query offsets. No booster imports here."""
 
+from ._finite import count_nonfinite, float64_count_nonfinite
 from ._random import query_keys
 from .bipartite import bipartite_query
 from .ccs import ccs_query
@@ -42,6 +43,8 @@ __all__ = [
     "bipartite_query",
     "booster_gradients",
     "ccs_query",
+    "count_nonfinite",
+    "float64_count_nonfinite",
     "langevin_noise",
     "lso_query",
     "positive_sum_count",

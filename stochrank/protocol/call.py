@@ -16,8 +16,10 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from .._validation import check_scores
+from .._parallel import run_parallel
+from .._validation import check_length, check_scores
 from ..conventions import warn_if_nothing_to_rank
+from ..kernels import count_nonfinite, float64_count_nonfinite
 from . import lightgbm, xgboost
 from .info import DatasetInfo
 from .target import RankingTarget
@@ -129,8 +131,26 @@ class DatasetCache(Generic[S]):
                 f"stochrank objectives produce one score per document; got predictions of shape "
                 f"{preds.shape}. Do not set num_class / num_target / multi_strategy with a ranking objective."
             )
-        preds = check_scores(preds.astype(np.float64, copy=False), n, "predictions")
-        return BoosterCall(preds, entry, b)
+        return BoosterCall(_finite_float64(preds, n), entry, b)
+
+
+def _finite_float64(preds: np.ndarray, n: int) -> npt.NDArray[np.float64]:
+    """Return a booster's 1-D scores as float64, checked finite: :func:`check_scores` in one pass.
+
+    XGBoost's float32 scores are converted and checked together, LightGBM's float64 ones checked in place,
+    each by one kernel that runs in parallel on large inputs (:mod:`stochrank.kernels._finite`); other
+    dtypes take NumPy's path. A NaN or inf raises :func:`check_scores`'s error.
+    """
+    check_length(preds, "predictions", n)
+    if preds.dtype == np.float64:
+        scores = np.ascontiguousarray(preds)
+        bad = run_parallel(count_nonfinite, n, scores)
+    elif preds.dtype == np.float32:
+        scores = np.empty(n)
+        bad = run_parallel(float64_count_nonfinite, n, np.ascontiguousarray(preds), scores)
+    else:
+        return check_scores(preds, n, "predictions")
+    return check_scores(scores, n, "predictions") if bad else scores
 
 
 def training_features(source: Any) -> tuple[npt.NDArray[np.float64] | None, str]:
