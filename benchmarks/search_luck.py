@@ -1,8 +1,9 @@
 """How much does a random search of m configurations decide a tuned verdict? Sub-searches (issue 9).
 
 On the generated data (``--dataset synthetic-nonlinear``) the tuned same-booster verdicts moved with the
-budget: at 30 configurations per method stochrank won on LightGBM trees (+0.0020 NDCG@5) and lost on
-XGBoost trees (-0.0018), at 50 both were ties (benchmarks/RESULTS.md). The report's minimum detectable
+budget: with L2 in raw units, at 30 configurations per method stochrank won on LightGBM trees (+0.0020
+NDCG@5) and lost on XGBoost trees (-0.0018); with L2 in documents' worth it won on both (+0.0014, +0.0009);
+at 50 all four were ties (benchmarks/RESULTS.md). The report's minimum detectable
 difference (MDD) covers the test queries only; it does not cover which configurations each method's search
 happened to draw. This script measures that second source from the cached first-seed fits of the tuned
 NDCG@5 comparisons (the synthetic one at 50 configurations, the three real ones at 30), without training:
@@ -23,7 +24,7 @@ bench's finalists rule averages out: they are not centred on the three-seed sect
 The bench also asks its sign-flip randomization test to agree; it is not run here (10,000 x 100,000 sign
 patterns); in a sample of the subsets it called the same verdicts as the t-test. The
 bench's finalists rule (retraining the five best with more seeds) is not applied, so m = pool reproduces
-the comparisons with ``--seeds 1`` (the synthetic 50 x 1 row of RESULTS.md), not their three-seed sections.
+the comparisons with ``--seeds 1`` and the first seed's best, not their three-seed sections.
 
 It writes the RESULTS.md section ``search_luck_l2_documents_300``: the fits of the current spaces, whose L2
 is drawn in documents' worth on [0.1, 300]. The section ``search_luck`` above it is the same table from the
