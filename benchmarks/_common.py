@@ -43,8 +43,9 @@ RESULTS_PREAMBLE = """# stochrank benchmarks
 Each section below is written by the script named in its command line (run from the repository
 root); re-running a script refreshes only its own section. The machine is a shared 2-vCPU VM, so
 absolute times drift between runs: compare the ratios measured side by side within one table
-(repetitions interleaved round-robin, medians reported). Sections whose title names a 16-CPU machine ran on a
-quiet 16-core machine lent for one session (no GPU used).
+(repetitions interleaved round-robin, medians reported). Sections whose title names a 16-CPU machine, or
+whose hand note says so, ran (some of their fits) on quiet 16-core machines lent to some sessions (no GPU
+used).
 """
 
 
