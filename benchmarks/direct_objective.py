@@ -47,16 +47,16 @@ at the scores of one ``lambdarank`` model after 100 and 300 trees, the candidate
 cascade: below a highly relevant document the gradient vanishes, so fewer documents per query carry the
 signal a tree fits.
 
-    python benchmarks/direct_objective.py    # ~1 min with the fits cached, ~20 min cold (2 cores)
+    python benchmarks/direct_objective.py    # ~1 min once every fit is cached, ~20 min for the controls
     python benchmarks/direct_objective.py --by-configuration-only    # ~15 s, trains nothing
 
 The section ``direct_objective`` was written from the comparisons' fits with L2 in raw units (their fits
 are gone; the text cites it, so nothing writes it again). With the fits now cached (L2 in documents' worth,
-``l2_documents`` on [0.1, 300]) the default writes ``direct_objective_l2_documents_300``, and stops at the
-tuned NDCG-aimed part with the bench command to run until that comparison's 40 ``sr-lgb-ndcg`` fits exist
-in that space; ``--by-configuration-only`` writes the configuration tables alone into
-``direct_objective_by_configuration_l2_documents_300``. The controls, curves and concentration use fixed
-settings that the L2 space does not touch.
+``l2_documents`` on [0.1, 300]) the default writes ``direct_objective_l2_documents_300`` once that
+comparison's 40 ``sr-lgb-ndcg`` fits exist in that space; until then it stops at the tuned NDCG-aimed part,
+before writing anything, with the bench command to run. ``--by-configuration-only`` writes the configuration
+tables alone into ``direct_objective_by_configuration_l2_documents_300``. The controls, curves and
+concentration use fixed settings that the L2 space does not touch.
 """
 
 from __future__ import annotations
