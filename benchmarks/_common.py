@@ -32,6 +32,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from stochrank.bench.results import write_section  # noqa: E402 (the path above first)
+from stochrank.bench.spaces import L2_DOCUMENTS  # noqa: E402
 from stochrank.datasets.synthetic import MSLR_MEAN_DOCS, mslr_grades, mslr_query_sizes  # noqa: E402
 
 if TYPE_CHECKING:
@@ -179,6 +180,12 @@ def cached_record(folder: Path, key: Sequence[Any], compute: Callable[[], dict[s
 
 
 # --------------------------------------------------------------------------------- reporting
+# The bench's current L2 space, as section titles and names say it: the scripts that re-read the tuned
+# comparisons write sections of their own for it, beside the raw-unit ones the text cites (RESULTS.md ¹²).
+L2_SPACE = f"`l2_documents` on [{L2_DOCUMENTS.low:g}, {L2_DOCUMENTS.high:g}]"
+L2_SPACE_SECTION = f"_l2_documents_{L2_DOCUMENTS.high:g}"
+
+
 def write_results_section(name: str, body: str) -> None:
     """Replace (or append) the ``name`` section of benchmarks/RESULTS.md and say so."""
     write_section(RESULTS, name, body, preamble=RESULTS_PREAMBLE)

@@ -69,7 +69,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from _common import REPO, cached_comparison, cached_record, run_mean, write_results_section
+from _common import (
+    L2_SPACE,
+    L2_SPACE_SECTION,
+    REPO,
+    cached_comparison,
+    cached_record,
+    run_mean,
+    write_results_section,
+)
 from joblib import Parallel, delayed
 from quality_levers import SYNTHETIC_SIZES, load
 from scipy import stats
@@ -527,16 +535,15 @@ def main() -> None:
         help="only the configuration tables, from the cached fits, into their own section",
     )
     if parser.parse_args().by_configuration_only:
-        title = "Optimising ERR@10 directly, configuration by configuration, `l2_documents` on [0.1, 300]"
+        title = f"Optimising ERR@10 directly, configuration by configuration, {L2_SPACE}"
         body = "\n\n".join([section_header(f"{title} (issue 9, exploratory)"), *by_configuration()])
         print(body)
-        write_results_section("direct_objective_by_configuration_l2_documents_300", body)
+        write_results_section(f"direct_objective_by_configuration{L2_SPACE_SECTION}", body)
         return
     body = "\n\n".join(
         [
             section_header(
-                "Optimising ERR@10 directly: where the loss comes from, `l2_documents` on [0.1, 300] "
-                "(issue 9, exploratory)"
+                f"Optimising ERR@10 directly: where the loss comes from, {L2_SPACE} (issue 9, exploratory)"
             ),
             *by_configuration(),
             *aimed_at_ndcg(),
@@ -546,7 +553,7 @@ def main() -> None:
         ]
     )
     print(body)
-    write_results_section("direct_objective_l2_documents_300", body)
+    write_results_section(f"direct_objective{L2_SPACE_SECTION}", body)
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@ import dataclasses
 from typing import Any
 
 import numpy as np
-from _common import REPO, cached_comparison, run_mean, write_results_section
+from _common import L2_SPACE, L2_SPACE_SECTION, REPO, cached_comparison, run_mean, write_results_section
 
 from stochrank.bench.cache import RunCache
 from stochrank.bench.protocol import Task, run_tasks
@@ -182,9 +182,7 @@ def main() -> None:
     same_trees = "; ".join(same) if same else "the two growths limit the leaves differently"
     body = "\n\n".join(
         [
-            section_header(
-                "XGBoost trees with LightGBM's tuned configurations, `l2_documents` on [0.1, 300] (issue 9)"
-            ),
+            section_header(f"XGBoost trees with LightGBM's tuned configurations, {L2_SPACE} (issue 9)"),
             f"The configurations the {protocol.budget}-configuration synthetic comparison "
             f"(`bench_runs/{out.name}`, the full preset's budget) selected on "
             "LightGBM trees, grown by XGBoost (`lossguide`: leaf-wise, `max_leaves` = `num_leaves`; "
@@ -203,7 +201,7 @@ def main() -> None:
         ]
     )
     print(body)
-    write_results_section("leafwise_transplant_l2_documents_300", body)
+    write_results_section(f"leafwise_transplant{L2_SPACE_SECTION}", body)
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ raw-unit L2 fits that came before (summary footnote 12), kept because the text c
 from __future__ import annotations
 
 import numpy as np
-from _common import cached_comparison, write_results_section
+from _common import L2_SPACE, L2_SPACE_SECTION, cached_comparison, write_results_section
 from scipy import stats
 
 from stochrank.bench.pairs import booster_pairs
@@ -151,9 +151,7 @@ def main() -> None:
     commands = "; ".join(f"`--dataset {d} --budget {pool}`" for d, pool in COMPARISONS)
     body = "\n\n".join(
         [
-            section_header(
-                "Search luck: what m random configurations decide, `l2_documents` on [0.1, 300] (issue 9)"
-            ),
+            section_header(f"Search luck: what m random configurations decide, {L2_SPACE} (issue 9)"),
             "From the cached first-seed fits of the tuned NDCG@5 comparisons above (`python -m "
             f"stochrank.bench --preset full --methods {METHODS} --seeds 1 --threads 1` with {commands}): "
             f"for each budget m, {SUBSETS:,} random subsets of m of the drawn configuration indices, one "
@@ -176,7 +174,7 @@ def main() -> None:
         ]
     )
     print(body)
-    write_results_section("search_luck_l2_documents_300", body)
+    write_results_section(f"search_luck{L2_SPACE_SECTION}", body)
 
 
 if __name__ == "__main__":

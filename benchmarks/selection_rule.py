@@ -34,7 +34,7 @@ import argparse
 from collections.abc import Sequence
 
 import numpy as np
-from _common import cached_comparison, run_mean, write_results_section
+from _common import L2_SPACE, L2_SPACE_SECTION, cached_comparison, run_mean, write_results_section
 
 from stochrank.bench.cache import Run
 from stochrank.bench.pairs import booster_pairs
@@ -157,8 +157,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     body = "\n\n".join(
         [
             section_header(
-                "Selection rule: the first seed's best or the best mean over seeds, `l2_documents` on "
-                "[0.1, 300] (issue 9)"
+                f"Selection rule: the first seed's best or the best mean over seeds, {L2_SPACE} (issue 9)"
             ),
             "Test target metric of the configuration each rule keeps, from the same cached fits of the "
             "tuned comparisons above (`python -m stochrank.bench --preset full ...`, 30 configurations × 3 "
@@ -181,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     print(body)
     if not args.quick:
-        write_results_section("selection_rule_l2_documents_300", body)
+        write_results_section(f"selection_rule{L2_SPACE_SECTION}", body)
 
 
 if __name__ == "__main__":
