@@ -540,13 +540,14 @@ def main() -> None:
         print(body)
         write_results_section(f"direct_objective_by_configuration{L2_SPACE_SECTION}", body)
         return
+    aimed = aimed_at_ndcg()  # first: while its fits are missing it stops the script, before any other work
     body = "\n\n".join(
         [
             section_header(
                 f"Optimising ERR@10 directly: where the loss comes from, {L2_SPACE} (issue 9, exploratory)"
             ),
             *by_configuration(),
-            *aimed_at_ndcg(),
+            *aimed,
             *controls(),
             *training_curves(),
             *gradient_concentration(),
