@@ -52,9 +52,10 @@ signal a tree fits.
 
 The section ``direct_objective`` was written from the comparisons' fits with L2 in raw units (their fits
 are gone; the text cites it, so nothing writes it again). With the fits now cached (L2 in documents' worth,
-``l2_documents`` on [0.1, 300]) the default writes ``direct_objective_l2_documents_300`` once that
-comparison's 40 ``sr-lgb-ndcg`` fits exist in that space; until then it stops at the tuned NDCG-aimed part,
-before writing anything, with the bench command to run. ``--by-configuration-only`` writes the configuration
+``l2_documents`` on [0.1, 300]) the default writes ``direct_objective_l2_documents_300``; it needs that
+comparison's 40 ``sr-lgb-ndcg`` fits in that space (cached since 2026-11-28; where they are missing it stops
+at the tuned NDCG-aimed part, before writing anything, with the bench command to run) and trains the
+controls and curves when their cache is empty. ``--by-configuration-only`` writes the configuration
 tables alone into ``direct_objective_by_configuration_l2_documents_300``. The controls, curves and
 concentration use fixed settings that the L2 space does not touch.
 """
