@@ -371,6 +371,30 @@ def difference(q: np.ndarray, ref: np.ndarray) -> str:
     return f"{np.mean(q - ref):+.4f} ({paired_t(q, ref):.2f} / {paired_randomization(q, ref):.2f})"
 
 
+def row_runs(
+    row: Row,
+    booster: str,
+    dataset: str,
+    folds: list[int],
+    seeds: list[int],
+    lr: float,
+    rounds: int,
+    patience: int,
+    tree: dict[str, Any] | None = None,
+) -> dict[tuple[int, int], dict[str, Any]]:
+    """Every (fold, seed) fit of ``row`` on one booster and dataset (:func:`fit`, so cached)."""
+    return {
+        (f, s): fit(row, booster, (dataset, f), s, lr, rounds, patience, tree) for f in folds for s in seeds
+    }
+
+
+def seed_mean_test(
+    runs: dict[tuple[int, int], dict[str, Any]], folds: list[int], seeds: list[int]
+) -> np.ndarray:
+    """Per-query test NDCG@5 of :func:`row_runs`' fits, seeds averaged, folds concatenated."""
+    return np.concatenate([np.mean([runs[f, s]["test"] for s in seeds], axis=0) for f in folds])
+
+
 def booster_table(
     booster: str,
     dataset: str,
@@ -386,14 +410,8 @@ def booster_table(
     per_query: dict[str, np.ndarray] = {}
     rows = []
     for row in table_rows:
-        runs = {
-            (f, s): fit(row, booster, (dataset, f), s, lr, rounds, patience, tree)
-            for f in folds
-            for s in seeds
-        }
-        per_query[row.name] = np.concatenate(
-            [np.mean([runs[f, s]["test"] for s in seeds], axis=0) for f in folds]
-        )
+        runs = row_runs(row, booster, dataset, folds, seeds, lr, rounds, patience, tree)
+        per_query[row.name] = seed_mean_test(runs, folds, seeds)
         vali = np.mean([r["vali"] for r in runs.values()])
         trees = np.mean([r["trees"] for r in runs.values()])
         seconds = np.mean([r["seconds"] for r in runs.values()])
@@ -423,34 +441,55 @@ def lever_arguments(doc: str) -> argparse.Namespace:
     return parser.parse_args()
 
 
+def lever_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """Trees, patience, MQ2008 folds and seeds, generated-data folds and seeds of a run (``--quick``)."""
+    quick = args.quick
+    return {
+        "rounds": 50 if quick else 600,
+        "patience": 10 if quick else 60,
+        "folds": [1] if quick else [1, 2, 3, 4, 5],
+        "seeds": [0] if quick else [0, 1, 2],
+        "budget_folds": [1] if quick else [1, 2],
+        "budget_seeds": [0] if quick else [0, 1],
+    }
+
+
 def lever_section(
     title: str,
-    table_rows: list[Row],
+    table_rows: list[Row] | dict[str, list[Row]],
     args: argparse.Namespace,
     rows_note: str,
     synthetic_rates: tuple[float, ...] = (LEARNING_RATE,),
     before_tables: tuple[str, ...] = (),
+    after_tables: Callable[[dict[str, Any]], list[str]] | None = None,
 ) -> str:
     """A RESULTS section: ``table_rows`` at this script's fixed settings on MQ2008 and on generated data.
 
     One table per booster on MQ2008 (5 folds x 3 seeds) and per (rate, booster) on the generated data (2
-    data folds x 2 seeds) at each of ``synthetic_rates``; ``rows_note`` ends the protocol paragraph and
-    ``before_tables`` follow it. ``args`` from :func:`lever_arguments` (``--quick``: fold 1, 1 seed, 50
-    trees).
+    data folds x 2 seeds) at each of ``synthetic_rates``; ``table_rows`` is one list for every booster or
+    a list per booster. ``rows_note`` ends the protocol paragraph and ``before_tables`` follow it;
+    ``after_tables``, given the run's settings (:func:`lever_settings`), returns tables to add after the
+    others. ``args`` from :func:`lever_arguments` (``--quick``: fold 1, 1 seed, 50 trees).
     """
-    rounds, patience = (50, 10) if args.quick else (600, 60)
-    folds, seeds = ([1], [0]) if args.quick else ([1, 2, 3, 4, 5], [0, 1, 2])
-    budget_folds, budget_seeds = ([1], [0]) if args.quick else ([1, 2], [0, 1])
+    settings = lever_settings(args)
+    rounds, patience = settings["rounds"], settings["patience"]
+    folds, seeds = settings["folds"], settings["seeds"]
+    budget_folds, budget_seeds = settings["budget_folds"], settings["budget_seeds"]
+
+    def rows_of(booster: str) -> list[Row]:
+        return table_rows[booster] if isinstance(table_rows, dict) else table_rows
+
     start = time.perf_counter()
     tables = [
-        booster_table(b, "mq2008", folds, seeds, LEARNING_RATE, rounds, patience, table_rows)
+        booster_table(b, "mq2008", folds, seeds, LEARNING_RATE, rounds, patience, rows_of(b))
         for b in args.boosters
     ]
     tables += [
-        booster_table(b, "synthetic", budget_folds, budget_seeds, lr, rounds, patience, table_rows)
+        booster_table(b, "synthetic", budget_folds, budget_seeds, lr, rounds, patience, rows_of(b))
         for lr in synthetic_rates
         for b in args.boosters
     ]
+    tables += after_tables(settings) if after_tables else []
     n_queries = sum(int(np.sum(~empty_queries(load_fold("mq2008", f, None, None, None).test))) for f in folds)
     minutes = (time.perf_counter() - start) / 60
     first, *again = synthetic_rates
