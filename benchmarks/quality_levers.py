@@ -434,7 +434,7 @@ def booster_table(
 def lever_arguments(doc: str) -> argparse.Namespace:
     """Command line of a one-table-per-booster lever script (``draw_levers.py``, ``exact_curvature.py``)."""
     parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
-    parser.add_argument("--boosters", nargs="+", default=["lightgbm", "xgboost"])
+    parser.add_argument("--boosters", nargs="+", default=["lightgbm", "xgboost"], choices=sorted(TREE))
     parser.add_argument(
         "--quick", action="store_true", help="50 trees, patience 10, fold 1, 1 seed; nothing written"
     )

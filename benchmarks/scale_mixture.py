@@ -6,14 +6,16 @@ have to pass: a relevant document ranked far below the top k, or an irrelevant o
 ones, gets almost no gradient. LambdaMART's lambdas do the opposite for badly misordered pairs: the
 logistic weight saturates. A heavier-tailed smoothing keeps a signal for such documents.
 
-The lever: the noise scale of a query is drawn once, sigma or c sigma with equal probability (a Gaussian scale
-mixture). Its smoothed metric is the mean of the two Gaussian-smoothed metrics, E[M(f + s z)] = (E[M(f + sigma
-z)] + E[M(f + c sigma z)]) / 2, so its gradient and positive curvature are the means of the CCS estimates at
-sigma and at c sigma (each unbiased; one draw z serves both). Noise c sigma on scores f is noise sigma on f /
-c: the wide term is the defaults' estimate at f / c with the gradient divided by c and the curvature by c^2
-(the trick of ``quality_levers.NoiseScaled``). Newton leaves normalise the curvature to mean 1 per document as
-the defaults do. Before any fit :func:`check_mixture` checks the wide term against ``stochrank.ndcg(k=5,
-sigma=c)``'s own estimate on the same scores and call, and the mixture against the mean of the two.
+The lever: each query is smoothed with noise scale sigma or c sigma at equal odds (a Gaussian scale mixture),
+computed exactly rather than by drawing the scale. Its smoothed metric is the mean of the two
+Gaussian-smoothed metrics, E[M(f + s z)] = (E[M(f + sigma z)] + E[M(f + c sigma z)]) / 2, so its gradient is
+the mean of the CCS estimates at sigma and at c sigma (each unbiased; one draw z serves both) and its leaf
+curvature, by the same rule, the mean of their positive curvatures. Noise c sigma on scores f is noise sigma
+on f / c: the wide term is the defaults' estimate at f / c with the gradient divided by c and the curvature by
+c^2 (the trick of ``quality_levers.NoiseScaled``). Newton leaves normalise the curvature to mean 1 per
+document as the defaults do. Before any fit :func:`check_mixture` checks the wide term against
+``stochrank.ndcg(k=5, sigma=c)``'s own estimate on the same scores and call, and the mixture against the mean
+of the two.
 
 Settings, tables and statistics are those of ``quality_levers.py`` (its rows, ``fit`` and cache
 ``bench_runs/levers``): MQ2008 at learning rate 0.05, LightGBM 31 leaves / XGBoost depth 6, ≤ 600 trees,
