@@ -25,9 +25,9 @@ nonlinear data, 2 data folds × 2 seeds, the same settings. The rows and the ver
 before any of their fits at learning rate 0.05 (the LambdaMART and defaults fits already existed): a
 randomisation is a lever for stochrank only if its stochrank row beats the LambdaMART row randomised alike on
 the generated data with p < 0.05 (Holm over the booster's randomisation kinds) and does not lose on MQ2008.
-The generated-data tables again at twice the learning rate were added after the results at 0.05 were seen,
-where stochrank's fits run to the 600-tree cap: exploratory, no verdict rule (does subsampling's gain for
-stochrank outlast the pace?).
+The generated-data tables at twice the learning rate were added after the results at 0.05, where stochrank's
+fits run to the 600-tree cap, were seen: exploratory, no verdict rule (does subsampling's gain for stochrank
+outlast the pace?).
 
     nice -n 15 python benchmarks/tree_randomisation.py          # RESULTS.md
     nice -n 15 python benchmarks/tree_randomisation.py --quick  # smoke: fold 1, 1 seed, 50 trees; no write
