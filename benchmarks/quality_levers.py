@@ -112,6 +112,17 @@ class ScaledStep(StochasticRankObjective):
         return ascent._replace(gradient=ascent.gradient * self.factor)
 
 
+def ascent_at_noise_factor(ascent_at_sigma: Callable[..., Any], scores: Any, info: Any, encoding: Any,
+                           call: int, c: Any) -> Any:  # fmt: skip
+    """The ascent (gradient and curvature) at noise ``c * sigma`` from ``ascent_at_sigma``, the one at sigma.
+
+    Noise c * sigma on scores f is noise sigma on f / c: the gradient in f is the one in f / c divided by c,
+    the curvature divided by c^2. ``c`` is one number or an array aligned with ``scores``.
+    """
+    ascent = ascent_at_sigma(scores / c, info, encoding, call)
+    return ascent._replace(gradient=ascent.gradient / c, curvature=ascent.curvature / (c * c))
+
+
 class NoiseScaled(StochasticRankObjective):
     """Noise ``c * sigma`` for a factor ``c`` the subclass gives (per document or one for all); the rows."""
 
@@ -120,11 +131,8 @@ class NoiseScaled(StochasticRankObjective):
         """The factor c: an array aligned with ``scores`` or one number."""
 
     def _ascent(self, scores: Any, info: Any, encoding: Any, call: int) -> Any:
-        # Noise c * sigma on scores f is noise sigma on f / c: the gradient in f is the one in f / c
-        # divided by c, the curvature divided by c^2.
         c = self._noise_factor(scores, info, call)
-        ascent = super()._ascent(scores / c, info, encoding, call)
-        return ascent._replace(gradient=ascent.gradient / c, curvature=ascent.curvature / (c * c))
+        return ascent_at_noise_factor(super()._ascent, scores, info, encoding, call, c)
 
 
 class SpreadScaledNoise(NoiseScaled):

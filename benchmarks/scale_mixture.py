@@ -12,10 +12,10 @@ Gaussian-smoothed metrics, E[M(f + s z)] = (E[M(f + sigma z)] + E[M(f + c sigma 
 the mean of the CCS estimates at sigma and at c sigma (each unbiased; one draw z serves both) and its leaf
 curvature, by the same rule, the mean of their positive curvatures. Noise c sigma on scores f is noise sigma
 on f / c: the wide term is the defaults' estimate at f / c with the gradient divided by c and the curvature by
-c^2 (the trick of ``quality_levers.NoiseScaled``). Newton leaves normalise the curvature to mean 1 per
-document as the defaults do. Before any fit :func:`check_mixture` checks the wide term against
-``stochrank.ndcg(k=5, sigma=c)``'s own estimate on the same scores and call, and the mixture against the mean
-of the two.
+c^2 (``quality_levers.ascent_at_noise_factor``, which ``NoiseScaled`` uses too). Newton leaves normalise the
+curvature to mean 1 per document as the defaults do. Before any fit :func:`check_mixture` checks the wide term
+against ``stochrank.ndcg(k=5, sigma=c)``'s own estimate on the same scores and call, and the mixture against
+the mean of the two.
 
 Settings, tables and statistics are those of ``quality_levers.py`` (its rows, ``fit`` and cache
 ``bench_runs/levers``): MQ2008 at learning rate 0.05, LightGBM 31 leaves / XGBoost depth 6, ≤ 600 trees, early
@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 from _common import write_results_section
-from quality_levers import ROWS, Row, lever_arguments, lever_section, load, variant
+from quality_levers import ROWS, Row, ascent_at_noise_factor, lever_arguments, lever_section, load, variant
 
 import stochrank
 from stochrank.conventions import offsets_from_sizes
@@ -51,11 +51,8 @@ class ScaleMixture(StochasticRankObjective):
 
     def _ascent(self, scores: FloatArray, info: DatasetInfo, encoding: CascadeArrays, call: int) -> Ascent:
         narrow = super()._ascent(scores, info, encoding, call)
-        wide = super()._ascent(scores / self.c, info, encoding, call)
-        return Ascent(
-            (narrow.gradient + wide.gradient / self.c) / 2,
-            (narrow.curvature + wide.curvature / (self.c * self.c)) / 2,
-        )
+        wide = ascent_at_noise_factor(super()._ascent, scores, info, encoding, call, self.c)
+        return Ascent((narrow.gradient + wide.gradient) / 2, (narrow.curvature + wide.curvature) / 2)
 
 
 def check_mixture(c: float) -> None:
