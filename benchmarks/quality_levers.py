@@ -372,6 +372,11 @@ def cached_fits_footer(minutes: float) -> str:
     )
 
 
+def p_text(p: float) -> str:
+    """A p-value at three decimals, or in powers of ten below 0.001 (raw and Holm alike)."""
+    return f"{p:.3f}" if p >= 0.001 else f"{p:.0e}"
+
+
 def difference(q: np.ndarray, ref: np.ndarray) -> str:
     """Mean per-query difference q - ref with its paired t and randomization p-values ("—" for itself)."""
     if q is ref:

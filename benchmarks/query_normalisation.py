@@ -48,11 +48,11 @@ from quality_levers import (
     lever_arguments,
     lever_section,
     load,
+    p_text,
     row_runs,
     seed_mean_test,
     variant,
 )
-from tree_randomisation import p_text
 
 import stochrank
 from stochrank.bench.results import markdown_table

@@ -46,6 +46,7 @@ from quality_levers import (
     lambdamart,
     lever_arguments,
     lever_section,
+    p_text,
     row_runs,
     seed_mean_test,
     sr,
@@ -85,52 +86,59 @@ TABLE_ROWS = {
 }
 
 
-def p_text(p: float) -> str:
-    """A p-value at three decimals, or in powers of ten below 0.001 (raw and Holm alike)."""
-    return f"{p:.3f}" if p >= 0.001 else f"{p:.0e}"
-
-
 def randomization_text(p: float) -> str:
     """:func:`p_text` of a randomization p-value, with "≤" at its floor 1 / (resamples + 1)."""
     return ("≤ " if p <= 1.0 / (N_RESAMPLES + 1) else "") + p_text(p)
 
 
+def pair_table(
+    dataset: str,
+    booster: str,
+    kinds: list[tuple[str, Row, Row]],
+    folds: list[int],
+    seeds: list[int],
+    lr: float,
+    rounds: int,
+    patience: int,
+) -> str:
+    """Stochrank's defaults against LambdaMART, plain and randomised alike (``kinds``): a Markdown table."""
+    rows, p_values = [], []
+    for kind, baseline, candidate in [("none", ROWS[0], ROWS[1]), *kinds]:
+        a, b = (
+            seed_mean_test(row_runs(row, booster, dataset, folds, seeds, lr, rounds, patience), folds, seeds)
+            for row in (candidate, baseline)
+        )
+        p_values.append(paired_t(a, b))
+        rows.append([kind, f"{b.mean():.4f}", f"{a.mean():.4f}", f"{np.mean(a - b):+.4f}",
+                     p_text(p_values[-1]), randomization_text(paired_randomization(a, b)),
+                     f"{minimum_detectable_difference(a, b):.4f}"])  # fmt: skip
+    adjusted = holm(p_values[1:])
+    for line, p in zip(rows, [None, *adjusted], strict=True):
+        line.append("—" if p is None else p_text(p))
+    headers = ["randomisation (both methods)", "LambdaMART", "stochrank defaults",
+               "Δ stochrank − LambdaMART", "p t", "p rand.", "MDD", "Holm p t (kinds)"]  # fmt: skip
+    return (
+        f"**{dataset}, {booster}, learning rate {lr:g}, ≤ {rounds} trees: stochrank against LambdaMART "
+        "randomised alike (test NDCG@5)**\n\n" + markdown_table(headers, rows, "lrrrrrrr")
+    )
+
+
 def pair_tables(settings: dict[str, Any], boosters: list[str]) -> list[str]:
-    """Each randomised stochrank row against the LambdaMART row randomised alike, per dataset and booster."""
-    tables = []
-    for dataset, folds, seeds, lr in (
+    """:func:`pair_table` per dataset (MQ2008, the generated data at each rate) and booster."""
+    cases = [
         ("mq2008", settings["folds"], settings["seeds"], LEARNING_RATE),
         *(
             ("synthetic", settings["budget_folds"], settings["budget_seeds"], rate)
             for rate in SYNTHETIC_RATES
         ),
-    ):
-        for booster in boosters:
-            rows, p_values = [], []
-            for kind, baseline, candidate in [("none", ROWS[0], ROWS[1]), *KINDS[booster]]:
-                a, b = (
-                    seed_mean_test(
-                        row_runs(row, booster, dataset, folds, seeds, lr, settings["rounds"],
-                                 settings["patience"]),
-                        folds,
-                        seeds,
-                    )
-                    for row in (candidate, baseline)
-                )  # fmt: skip
-                p_values.append(paired_t(a, b))
-                rows.append([kind, f"{b.mean():.4f}", f"{a.mean():.4f}", f"{np.mean(a - b):+.4f}",
-                             p_text(p_values[-1]), randomization_text(paired_randomization(a, b)),
-                             f"{minimum_detectable_difference(a, b):.4f}"])  # fmt: skip
-            adjusted = holm(p_values[1:])
-            for line, p in zip(rows, [None, *adjusted], strict=True):
-                line.append("—" if p is None else p_text(p))
-            headers = ["randomisation (both methods)", "LambdaMART", "stochrank defaults",
-                       "Δ stochrank − LambdaMART", "p t", "p rand.", "MDD", "Holm p t (kinds)"]  # fmt: skip
-            tables.append(
-                f"**{dataset}, {booster}, learning rate {lr:g}: stochrank against LambdaMART randomised "
-                "alike (test NDCG@5)**\n\n" + markdown_table(headers, rows, "lrrrrrrr")
-            )
-    return tables
+    ]
+    return [
+        pair_table(
+            dataset, booster, KINDS[booster], folds, seeds, lr, settings["rounds"], settings["patience"]
+        )
+        for dataset, folds, seeds, lr in cases
+        for booster in boosters
+    ]
 
 
 def main() -> None:

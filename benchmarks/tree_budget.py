@@ -1,0 +1,84 @@
+"""The 600-tree cap at learning rate 0.05 on the generated data: the same rows at ≤ 1,200 trees (issue 9).
+
+At learning rate 0.05 with ≤ 600 trees stochrank's defaults keep 589 (LightGBM) / 598 (XGBoost) trees on
+the generated data: the cap binds. Their gap to LambdaMART there, and the gain row and feature subsampling
+gives them ("the tree learner's randomisation"), may then be pace rather than what the trees learn. At
+twice the learning rate the subsampling gain was not significant, but rate and cap changed together. Here
+the rate stays 0.05 and the cap doubles.
+
+Rows (both boosters; the generated nonlinear data, 2 data folds × 2 seeds; LightGBM 31 leaves / XGBoost
+depth 6; early stopping 60 on validation NDCG@5): LambdaMART and stochrank's defaults, each plain and with
+row and feature subsampling 0.8, at ≤ 1,200 trees, printed beside the same rows at ≤ 600 trees (the
+cached fits of ``tree_randomisation.py``), with the equal-treatment pair tables at both caps. Exploratory:
+the rows and the reading were written down before any of the 1,200-tree fits; no verdict on claim 1.
+
+    nice -n 15 python benchmarks/tree_budget.py          # RESULTS.md
+    nice -n 15 python benchmarks/tree_budget.py --quick  # smoke: fold 1, 1 seed, 50 / 100 trees; no write
+"""
+
+from __future__ import annotations
+
+import time
+
+from _common import write_results_section
+from quality_levers import (
+    LEARNING_RATE,
+    ROWS,
+    SYNTHETIC_SIZES,
+    booster_table,
+    cached_fits_footer,
+    lever_arguments,
+    lever_settings,
+)
+from tree_randomisation import SUBSAMPLING, pair_table
+
+from stochrank.bench.results import section_header
+
+# LambdaMART, the defaults, each with subsampling 0.8 (the rows of tree_randomisation.py, same cache keys)
+BUDGET_ROWS = [ROWS[0], ROWS[1], SUBSAMPLING[1], SUBSAMPLING[2]]
+
+
+def main() -> None:
+    args = lever_arguments(__doc__)
+    settings = lever_settings(args)
+    folds, seeds, patience = settings["budget_folds"], settings["budget_seeds"], settings["patience"]
+    caps = (settings["rounds"], 2 * settings["rounds"])
+    start = time.perf_counter()
+    tables = []
+    for booster in args.boosters:
+        tables += [
+            booster_table(booster, "synthetic", folds, seeds, LEARNING_RATE, rounds, patience, BUDGET_ROWS)
+            for rounds in caps
+        ]
+        tables += [
+            pair_table("synthetic", booster, [SUBSAMPLING], folds, seeds, LEARNING_RATE, rounds, patience)
+            for rounds in caps
+        ]
+    minutes = (time.perf_counter() - start) / 60
+    protocol = (
+        f"Learning rate {LEARNING_RATE}, LightGBM 31 leaves / XGBoost depth 6, early stopping {patience} "
+        f"rounds on vali NDCG@5, ≤ {caps[0]} and ≤ {caps[1]} trees; SYNTHETIC (`nonlinear_mslr`, "
+        f"{' / '.join(map(str, SYNTHETIC_SIZES))} train / vali / test queries) data folds "
+        f"{', '.join(map(str, folds))} × seeds {', '.join(map(str, seeds))}; 1 thread per fit; test NDCG@5 "
+        "per query, seeds averaged; p-values two-sided, paired t / sign-flip randomization, not corrected "
+        f'for the number of rows. The ≤ {caps[0]}-tree fits are those of "Quality levers" and "the tree '
+        "learner's randomisation\" (same cache keys). Subsampling: LightGBM `bagging_fraction` = "
+        "`feature_fraction` = 0.8 with `bagging_freq` 1; XGBoost `subsample` = `colsample_bytree` = 0.8."
+    )
+    body = "\n\n".join(
+        [
+            section_header(
+                "Quality levers: the 600-tree cap at learning rate 0.05 (issue 9, fixed settings)"
+            ),
+            protocol,
+            *tables,
+            cached_fits_footer(minutes),
+        ]
+    )
+    print("\n" + body)
+    if not args.quick:
+        write_results_section("tree_budget", body)
+
+
+if __name__ == "__main__":
+    main()
