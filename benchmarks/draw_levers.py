@@ -48,16 +48,15 @@ from quality_levers import (
     LEARNING_RATE,
     ROWS,
     Row,
+    check_data,
     lever_arguments,
     lever_section,
-    load,
     sr,
     variant,
 )
 
 import stochrank
 from stochrank._parallel import run_parallel
-from stochrank.conventions import offsets_from_sizes
 from stochrank.kernels import CascadeArrays, smoothed_gradient
 from stochrank.kernels._random import PURPOSE_SMOOTHING, fill_normal, stream_state
 from stochrank.kernels.ccs import ccs_query, ccs_query_ws, ccs_workspace
@@ -176,9 +175,7 @@ def check_driver() -> None:
     0-3 are the driver's at the streams and signs their docstrings give, and the across-calls objective's
     first call is the defaults' first call.
     """
-    fold = load("mq2008", 1).train
-    labels = fold.y.astype(np.float64)
-    offsets = offsets_from_sizes(fold.group, labels.size)
+    labels, offsets, info = check_data()
     objective = stochrank.ndcg(k=5, seed=3)
     sigma, seed, call = objective.smoothing.sigma, objective.smoothing.seed, 7
     scores = np.random.default_rng(0).normal(size=labels.size)
@@ -220,7 +217,6 @@ def check_driver() -> None:
                     "mirrored_gradient(mirror=True) is not the mean of the z and -z estimates"
                 )
     # The objectives as the booster calls them: calls 0-3 against the driver's (stream, sign) they must use.
-    info = DatasetInfo(labels, offsets, None, "stochrank")
     for cls, expected_streams in (
         (AntitheticWithinCall, [(0, False), (1, False), (2, False), (3, False)]),
         (AntitheticAcrossCalls, [(0, False), (0, True), (1, False), (1, True)]),

@@ -60,16 +60,15 @@ from quality_levers import (
     ROWS,
     K,
     Row,
+    check_data,
     lever_arguments,
     lever_section,
-    load,
     variant,
 )
 from scipy import integrate, stats
 
 import stochrank
 from stochrank._parallel import run_parallel
-from stochrank.conventions import offsets_from_sizes
 from stochrank.kernels import CascadeArrays, smoothed_gradient
 from stochrank.kernels._random import PURPOSE_SMOOTHING, fill_normal, stream_state
 from stochrank.kernels.stochastic_rank import KIND_RANKING
@@ -233,9 +232,7 @@ def conditional_expectation_derivatives(
 
 def check_kernel() -> None:
     """Check :func:`dcg_derivatives` before any fit (see the module docs); raise AssertionError if not."""
-    fold = load("mq2008", 1).train
-    labels = fold.y.astype(np.float64)
-    offsets = offsets_from_sizes(fold.group, labels.size)
+    labels, offsets, _ = check_data()
     objective = stochrank.ndcg(k=K, seed=3)
     sigma, seed, call = objective.smoothing.sigma, objective.smoothing.seed, 7
     scores = np.random.default_rng(0).normal(size=labels.size)
@@ -272,10 +269,7 @@ def check_kernel() -> None:
 
 def curvature_signs() -> str:
     """How often -E'' is negative, and how it and the two rules compare with h+, at zero and random scores."""
-    fold = load("mq2008", 1).train
-    labels = fold.y.astype(np.float64)
-    offsets = offsets_from_sizes(fold.group, labels.size)
-    info = DatasetInfo(labels, offsets, None, "stochrank")
+    labels, offsets, info = check_data()
     defaults = stochrank.ndcg(k=K)
     objective = SaddleFreeCurvature(defaults.target, defaults.smoothing)
     encoding = objective.target.encode(labels, offsets)

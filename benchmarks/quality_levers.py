@@ -67,9 +67,11 @@ from stochrank.bench.trainers import (
     empty_queries,
     xgboost_hessian_per_document,
 )
+from stochrank.conventions import offsets_from_sizes
 from stochrank.datasets.synthetic import nonlinear_mslr
 from stochrank.metrics import ndcg
 from stochrank.objectives.stochastic_rank import StochasticRankObjective
+from stochrank.protocol import DatasetInfo
 
 K = 5
 LEARNING_RATE = 0.05
@@ -272,6 +274,17 @@ def load(dataset: str, fold: int) -> FoldData:
         return load_fold("mq2008", fold, None, None, None)
     train, vali, test = (nonlinear_mslr(n, seed=100 * fold + i) for i, n in enumerate(SYNTHETIC_SIZES))
     return FoldData(train, vali, test, max_grade=4.0)
+
+
+def check_data() -> tuple[np.ndarray, np.ndarray, DatasetInfo]:
+    """Labels (float64), query offsets and ``DatasetInfo`` of MQ2008 fold 1's training queries.
+
+    The data the lever scripts check their objectives and kernels on before any fit.
+    """
+    fold = load("mq2008", 1).train
+    labels = fold.y.astype(np.float64)
+    offsets = offsets_from_sizes(fold.group, labels.size)
+    return labels, offsets, DatasetInfo(labels, offsets, None, "stochrank")
 
 
 def fit(

@@ -45,9 +45,9 @@ from quality_levers import (
     LEARNING_RATE,
     ROWS,
     Row,
+    check_data,
     lever_arguments,
     lever_section,
-    load,
     p_text,
     row_runs,
     seed_mean_test,
@@ -57,7 +57,6 @@ from quality_levers import (
 import stochrank
 from stochrank.bench.results import markdown_table
 from stochrank.bench.stats import holm, minimum_detectable_difference, paired_t
-from stochrank.conventions import offsets_from_sizes
 from stochrank.kernels import CascadeArrays
 from stochrank.objectives._base import Ascent, FloatArray
 from stochrank.objectives.stochastic_rank import StochasticRankObjective
@@ -90,10 +89,7 @@ def check_normalisation(unit: float) -> None:
     Also that a query without gradient has no curvature, so its factor (1 / ln 2, where the LambdaMARTs
     leave it unscaled) changes nothing.
     """
-    fold = load("mq2008", 1).train
-    labels = fold.y.astype(np.float64)
-    offsets = offsets_from_sizes(fold.group, labels.size)
-    info = DatasetInfo(labels, offsets, None, "stochrank")
+    labels, offsets, info = check_data()
     scores = np.random.default_rng(0).normal(scale=2.0, size=labels.size)
     plain = stochrank.ndcg(k=5, seed=3)
     encoding = plain.target.encode(labels, offsets)

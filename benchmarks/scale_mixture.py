@@ -34,10 +34,17 @@ from __future__ import annotations
 
 import numpy as np
 from _common import write_results_section
-from quality_levers import ROWS, Row, ascent_at_noise_factor, lever_arguments, lever_section, load, variant
+from quality_levers import (
+    ROWS,
+    Row,
+    ascent_at_noise_factor,
+    check_data,
+    lever_arguments,
+    lever_section,
+    variant,
+)
 
 import stochrank
-from stochrank.conventions import offsets_from_sizes
 from stochrank.kernels import CascadeArrays
 from stochrank.objectives._base import Ascent, FloatArray
 from stochrank.objectives.stochastic_rank import StochasticRankObjective
@@ -57,10 +64,7 @@ class ScaleMixture(StochasticRankObjective):
 
 def check_mixture(c: float) -> None:
     """The wide term is ``ndcg(k=5, sigma=c)``'s estimate; the mixture is the two's mean (MQ2008 fold 1)."""
-    fold = load("mq2008", 1).train
-    labels = fold.y.astype(np.float64)
-    offsets = offsets_from_sizes(fold.group, labels.size)
-    info = DatasetInfo(labels, offsets, None, "stochrank")
+    labels, offsets, info = check_data()
     scores = np.random.default_rng(0).normal(scale=2.0, size=labels.size)
     narrow_objective = stochrank.ndcg(k=5, seed=3)
     wide_objective = stochrank.ndcg(k=5, seed=3, sigma=c)
