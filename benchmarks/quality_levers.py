@@ -68,6 +68,7 @@ from stochrank.bench.trainers import (
     xgboost_hessian_per_document,
 )
 from stochrank.conventions import offsets_from_sizes
+from stochrank.datasets import DATASETS
 from stochrank.datasets.synthetic import nonlinear_mslr
 from stochrank.metrics import ndcg
 from stochrank.objectives.stochastic_rank import StochasticRankObjective
@@ -269,11 +270,27 @@ SYNTHETIC_SIZES = (2000, 1000, 2000)  # train / vali / test queries per data fol
 
 @functools.cache  # once per process, as load_fold does for MQ2008: every row of a table trains on it
 def load(dataset: str, fold: int) -> FoldData:
-    """MQ2008's official fold, or an independent draw of the nonlinear synthetic data per fold."""
-    if dataset == "mq2008":
-        return load_fold("mq2008", fold, None, None, None)
+    """An independent draw of the nonlinear synthetic data per fold ("synthetic"), or a bundled dataset's.
+
+    Bundled: one of ``stochrank.datasets.DATASETS`` that ships with the package (MQ2008's official folds,
+    CatBoost's query-wise data and LightGBM's ranking example in their rotated folds), with its NDCG gain.
+    """
+    if dataset != "synthetic":
+        return load_fold(dataset, fold, None, None, None)
     train, vali, test = (nonlinear_mslr(n, seed=100 * fold + i) for i, n in enumerate(SYNTHETIC_SIZES))
     return FoldData(train, vali, test, max_grade=4.0)
+
+
+def dataset_gain(dataset: str) -> str:
+    """The NDCG gain ('exp' or 'linear') a dataset is judged with (the generated data's: 'exp')."""
+    return "exp" if dataset == "synthetic" else DATASETS[dataset].gain
+
+
+def linear_gain_lambdamart(booster: str, max_grade: int) -> dict[str, Any]:
+    """LambdaMART's parameters for an NDCG gain linear in the label (grades 0..max_grade) on ``booster``."""
+    if booster == "lightgbm":
+        return {"label_gain": [float(g) for g in range(max_grade + 1)]}
+    return {"ndcg_exp_gain": False}
 
 
 def check_data() -> tuple[np.ndarray, np.ndarray, DatasetInfo]:
@@ -302,14 +319,17 @@ def fit(
     ``tree`` overrides the table's tree (:data:`TREE`). Returns vali NDCG@5, trees kept, per-query test
     NDCG@5 and seconds.
     """
+    dataset, fold = data
+    gain = dataset_gain(dataset)
     params = {
         **TREE[booster],
         **(tree or {}),
         **row.params.get(booster, {}),
         "learning_rate": lr * row.lr_factor,
     }
-    dataset, fold = data
     if row.objective is lambdamart:
+        if gain == "linear":
+            params.update(linear_gain_lambdamart(booster, DATASETS[dataset].labels[1]))
         objective: Any = BUILTIN_LAMBDAMART[booster]
         recipe = Recipe({"objective": objective})
     else:
@@ -317,17 +337,19 @@ def fit(
         recipe = Recipe({}, objective=objective)
     # Everything the fit depends on, the objective by its class and full repr (settings and seed);
     # CACHE_VERSION is bumped by hand when stochrank's code changes what a fit learns.
-    data_key = dataset if dataset == "mq2008" else [dataset, SYNTHETIC_SIZES]
+    data_key = [dataset, SYNTHETIC_SIZES] if dataset == "synthetic" else dataset
     fit_key = [type(objective).__name__, repr(objective), booster, params, rounds, patience]
     key = [CACHE_VERSION, stochrank.__version__, data_key, fold, seed, *fit_key]
 
     def train() -> dict[str, Any]:
         fold_data = load(dataset, fold)
-        settings = FitSettings(rounds, patience, K, threads=1, ties="worst", empty="skip")
+        settings = FitSettings(rounds, patience, K, threads=1, ties="worst", empty="skip", gain=gain)
         start = time.perf_counter()
         result = TRAINERS[booster](recipe, params, fold_data, seed, settings)
         test_set = fold_data.test
-        test = ndcg(test_set.y, result.test_scores, test_set.group, k=K, empty="one", per_query=True)
+        test = ndcg(
+            test_set.y, result.test_scores, test_set.group, k=K, gain=gain, empty="one", per_query=True
+        )
         return {
             "vali": float(result.curve[result.best_iteration - 1]),
             "trees": int(result.best_iteration),
