@@ -25,6 +25,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import stochrank
+from stochrank._parallel import PARALLEL_MIN_ROWS
+from stochrank.protocol import RankingTarget
 
 from .naive import INV_SQRT_2PI, naive_ideal_dcg, naive_position_weights, naive_sfa
 
@@ -309,6 +311,29 @@ def test_thread_count_does_not_change_the_gradient(metric):
         numba.set_num_threads(before)
     npt.assert_array_equal(g1, g2)
     assert np.count_nonzero(g1) > sizes.size  # the comparison is not vacuous
+
+
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs 2 Numba threads")
+@pytest.mark.parametrize("hessian", ["unit", "newton"])
+def test_thread_count_does_not_change_the_booster_gradient_and_hessian(hessian):
+    """Above PARALLEL_MIN_ROWS the kernels run in parallel: the booster's gradient and Hessian, Newton's
+    normalisation over every document included, must still be bit-identical for 1 and 2 threads."""
+    rng = np.random.default_rng(32)
+    sizes = rng.integers(1, 60, 900)
+    assert sizes.sum() >= PARALLEL_MIN_ROWS  # the parallel path, not the one-thread one
+    labels = rng.integers(0, 5, sizes.sum()).astype(np.float64)
+    f = rng.normal(size=sizes.sum())
+    target = RankingTarget(labels, sizes)
+    before = numba.get_num_threads()
+    try:  # a fresh objective per call: a booster call advances its objective's noise streams
+        numba.set_num_threads(1)
+        g1, h1 = stochrank.ndcg(k=5, seed=7, hessian=hessian)(f, target)
+        numba.set_num_threads(2)
+        g2, h2 = stochrank.ndcg(k=5, seed=7, hessian=hessian)(f, target)
+    finally:
+        numba.set_num_threads(before)
+    npt.assert_array_equal(g1, g2)
+    npt.assert_array_equal(h1, h2)
 
 
 @pytest.mark.parametrize("hessian", ["unit", "newton"])

@@ -249,7 +249,14 @@ def positive_sum_count(values: FloatArray, offsets: IntArray) -> tuple[float, fl
             if values[i] > 0.0:
                 sums[qi] += values[i]
                 counts[qi] += 1.0
-    return sums.sum(), counts.sum()
+    # Added up in query order by a plain loop: ``sums.sum()`` here would become a parallel reduction whose
+    # rounding depends on the thread count, and the total scales every Newton Hessian.
+    total = 0.0
+    count = 0.0
+    for qi in range(n_queries):
+        total += sums[qi]
+        count += counts[qi]
+    return total, count
 
 
 @njit(cache=True, parallel=True)
