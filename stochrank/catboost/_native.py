@@ -107,6 +107,8 @@ def objective_settings(objective: object) -> ObjectiveSettings:
         )
     params = objective.parameters()
     metric = objective.metric if isinstance(objective, StochasticRankObjective) else None
+    if isinstance(objective, StochasticRankObjective):  # the leaves and SFA in effect, defaults resolved
+        params.update(hessian=objective.smoothing.hessian, sfa=objective.smoothing.sfa)
     return ObjectiveSettings(
         text=repr(objective),
         metric=metric,

@@ -10,8 +10,10 @@ once per training set) and the ascent direction of the metric at the current sco
   XGBRanker(objective=obj)`` and stochrank's own loops (``obj(preds, RankingTarget)``), see
   :mod:`stochrank.protocol`;
 * it returns ``(grad, hess)`` for *minimisation*: ``grad = -w_q g`` (plus SGLB noise) and ``hess = w_q``
-  with g the ascent direction and w_q the query weight (boosters do not weight custom gradients; weights
-  must be constant within a query, and a zero-weight query drops out);
+  with unit Hessians and ``hess = w_q κ h`` with Newton leaves: g the ascent direction, h the subclass's
+  curvature (:class:`Ascent`), κ scaling h to mean 1 over the documents that have curvature, and w_q the
+  query weight (boosters do not weight custom gradients; weights must be constant within a query, and a
+  zero-weight query drops out);
 * per-dataset state (:class:`~._run.TrainingRun`: the encoding, the call counter, SGLB shrinkage) lives in
   a cache keyed weakly by the Dataset / DMatrix, which deep copies and pickles drop;
 * SGLB: Langevin noise and the shrinkage rescaling F/C_t (see :class:`~.sglb.SGLB`);
@@ -78,8 +80,9 @@ class StartWarning(UserWarning):
 class RankingObjective(ABC, Generic[E]):
     """Base class of stochrank's booster objectives: ``obj(preds, data) -> (grad, hess)``.
 
-    ``grad = -w_q g`` (g the subclass's ascent direction of its metric, plus SGLB noise) and ``hess = w_q``,
-    for every booster calling convention (see the module docs). Configuration is read-only; equality,
+    ``grad = -w_q g`` (g the subclass's ascent direction of its metric, plus SGLB noise) and ``hess = w_q``
+    (unit Hessians) or ``w_q κ h`` (Newton leaves: h the subclass's curvature, κ normalising its mean to
+    1), for every booster calling convention (see the module docs). Configuration is read-only; equality,
     hashing, pickling and deep copies use the configuration only (:meth:`_config`), never the caches.
     """
 
@@ -119,13 +122,14 @@ class RankingObjective(ABC, Generic[E]):
     def parameters(self) -> dict[str, Any]:
         """Return the constructor's parameters by name, e.g. ``{'k': 5, 'sigma': 1.0, ...}`` (a new dict).
 
+        The public constructor takes them back: ``stochrank.<name>(**obj.parameters()) == obj``.
         Deliberately not ``get_params``: scikit-learn would take the objective for a nested estimator and
         try to re-create it through ``get_params`` / ``set_params`` when cloning an estimator.
         """
         out: dict[str, Any] = {}
-        for part in self._config():
-            if dataclasses.is_dataclass(part) and not isinstance(part, type):
-                out.update((f.name, getattr(part, f.name)) for f in dataclasses.fields(part))
+        for part in self._config():  # SGLB's settings are one argument, not the constructor's own
+            if dataclasses.is_dataclass(part) and not isinstance(part, (type, SGLB)):
+                out.update((f.name, getattr(part, f.name)) for f in dataclasses.fields(part) if f.init)
         out["sglb"] = self.sglb
         return out
 

@@ -27,13 +27,14 @@ from typing import ClassVar, Literal
 import numpy as np
 import numpy.typing as npt
 
-from .._validation import check_int, check_real
+from .._validation import check_int, check_labels, check_real
 from ..conventions import binary_relevance, per_query_sums
 from ..kernels import KIND_AUC, KIND_MAP, NO_CASCADE, CascadeArrays
 from ._docs import documented
 from .cascade import CascadeMetric
-from .constructors import _CATBOOST_NAMES, _COMMON_DOC, _smoothing
+from .constructors import _CATBOOST_NAMES, _COMMON_DOC
 from .sglb import SGLB
+from .smoothing import Smoothing
 from .stochastic_rank import StochasticRankObjective
 
 __all__ = ["AUC", "MAP", "Precision", "auc", "map", "precision"]
@@ -54,7 +55,9 @@ class _BinaryMetric(CascadeMetric):
         object.__setattr__(self, "threshold", check_real(self.threshold, "threshold", self.owner))
 
     def _gain_cont(self, labels: FloatArray) -> tuple[FloatArray, FloatArray]:
-        return binary_relevance(labels, self.threshold), np.ones(labels.size)
+        # Finite and >= 0, the rule of MRR and every other objective: a label of -1 ("unjudged" in some
+        # files) or NaN would otherwise count as irrelevant without a word.
+        return binary_relevance(check_labels(labels, None, self.owner), self.threshold), np.ones(labels.size)
 
     def _position_discount(self) -> str:
         return "none"
@@ -65,9 +68,8 @@ class _BinaryMetric(CascadeMetric):
         n_rel = per_query_sums(relevant, offsets)
         return n_rel, np.diff(offsets) - n_rel
 
-    def _bipartite(self, labels: FloatArray, offsets: IntArray, scale_of: FloatArray) -> CascadeArrays:
+    def _bipartite(self, relevant: FloatArray, offsets: IntArray, scale_of: FloatArray) -> CascadeArrays:
         """Encode for the bipartite kernels: active queries have both labels; ``scale_of`` per query."""
-        relevant, _ = self._gain_cont(labels)
         n_rel, n_irr = self._counts(relevant, offsets)
         active = (n_rel > 0) & (n_irr > 0)
         scale = np.where(active, scale_of, 0.0)
@@ -96,9 +98,9 @@ class AUC(_BinaryMetric):
 
     def encode(self, labels: FloatArray, offsets: IntArray) -> CascadeArrays:
         """Encode binary relevance; each query is scaled by 1/(P N)."""
-        n_rel, n_irr = self._counts(binary_relevance(labels, self.threshold), offsets)
-        pairs = n_rel * n_irr
-        return self._bipartite(labels, offsets, 1.0 / np.maximum(pairs, 1.0))
+        relevant, _ = self._gain_cont(labels)
+        n_rel, n_irr = self._counts(relevant, offsets)
+        return self._bipartite(relevant, offsets, 1.0 / np.maximum(n_rel * n_irr, 1.0))
 
 
 @dataclass(frozen=True)
@@ -114,10 +116,11 @@ class MAP(_BinaryMetric):
 
     def encode(self, labels: FloatArray, offsets: IntArray) -> CascadeArrays:
         """Encode binary relevance; each query is scaled by 1/min(R, K), K = min(k, n)."""
-        n_rel, _ = self._counts(binary_relevance(labels, self.threshold), offsets)
+        relevant, _ = self._gain_cont(labels)
+        n_rel, _ = self._counts(relevant, offsets)
         sizes = np.diff(offsets).astype(np.float64)
         cut = sizes if self.k is None else np.minimum(sizes, self.k)
-        return self._bipartite(labels, offsets, 1.0 / np.maximum(np.minimum(n_rel, cut), 1.0))
+        return self._bipartite(relevant, offsets, 1.0 / np.maximum(np.minimum(n_rel, cut), 1.0))
 
 
 @dataclass(frozen=True)
@@ -145,7 +148,8 @@ _SMOOTHING_DOC = _COMMON_DOC[_COMMON_DOC.index("    sigma : float") :]
 _THRESHOLD_DOC = """
     threshold : float, default 0.0
         A document is relevant when its label is > threshold (0: label >= 1 on graded 0-4 data; CatBoost's
-        and LightGBM's MAP use 0.5, which agrees on integer labels)."""
+        and LightGBM's MAP use 0.5, which agrees on integer labels).
+"""
 _documented = documented(_THRESHOLD_DOC + _SMOOTHING_DOC, _CATBOOST_NAMES)
 
 
@@ -189,7 +193,7 @@ def auc(
     """
     owner = "stochrank.auc"
     return StochasticRankObjective(
-        AUC(threshold=threshold), _smoothing(owner, sigma, mu, nu, sfa, n_samples, seed, hessian, sglb), sglb
+        AUC(threshold=threshold), Smoothing(sigma, mu, nu, sfa, n_samples, seed, hessian, owner), sglb
     )
 
 
@@ -233,7 +237,7 @@ def map(
     """
     owner = "stochrank.map"
     return StochasticRankObjective(
-        MAP(k, threshold), _smoothing(owner, sigma, mu, nu, sfa, n_samples, seed, hessian, sglb), sglb
+        MAP(k, threshold), Smoothing(sigma, mu, nu, sfa, n_samples, seed, hessian, owner), sglb
     )
 
 
@@ -273,5 +277,5 @@ def precision(
     """
     owner = "stochrank.precision"
     return StochasticRankObjective(
-        Precision(k, threshold), _smoothing(owner, sigma, mu, nu, sfa, n_samples, seed, hessian, sglb), sglb
+        Precision(k, threshold), Smoothing(sigma, mu, nu, sfa, n_samples, seed, hessian, owner), sglb
     )

@@ -121,7 +121,7 @@ def ndcg(
     """
     owner = "stochrank.ndcg"
     return StochasticRankObjective(
-        NDCG(k, gain, discount), _smoothing(owner, sigma, mu, nu, sfa, n_samples, seed, hessian, sglb), sglb
+        NDCG(k, gain, discount), Smoothing(sigma, mu, nu, sfa, n_samples, seed, hessian, owner), sglb
     )
 
 
@@ -156,7 +156,7 @@ def dcg(
     """
     owner = "stochrank.dcg"
     return StochasticRankObjective(
-        DCG(k, gain, discount), _smoothing(owner, sigma, mu, nu, sfa, n_samples, seed, hessian, sglb), sglb
+        DCG(k, gain, discount), Smoothing(sigma, mu, nu, sfa, n_samples, seed, hessian, owner), sglb
     )
 
 
@@ -197,7 +197,7 @@ def err(
     """
     owner = "stochrank.err"
     return StochasticRankObjective(
-        ERR(k, max_grade), _smoothing(owner, sigma, mu, nu, sfa, n_samples, seed, hessian, sglb), sglb
+        ERR(k, max_grade), Smoothing(sigma, mu, nu, sfa, n_samples, seed, hessian, owner), sglb
     )
 
 
@@ -241,7 +241,7 @@ def pfound(
     owner = "stochrank.pfound"
     return StochasticRankObjective(
         PFound(k, max_grade, decay),
-        _smoothing(owner, sigma, mu, nu, sfa, n_samples, seed, hessian, sglb),
+        Smoothing(sigma, mu, nu, sfa, n_samples, seed, hessian, owner),
         sglb,
     )
 
@@ -283,7 +283,7 @@ def mrr(
     """
     owner = "stochrank.mrr"
     return StochasticRankObjective(
-        MRR(k, threshold), _smoothing(owner, sigma, mu, nu, sfa, n_samples, seed, hessian, sglb), sglb
+        MRR(k, threshold), Smoothing(sigma, mu, nu, sfa, n_samples, seed, hessian, owner), sglb
     )
 
 
@@ -331,22 +331,5 @@ def lso(
     """
     owner = "stochrank.lso"
     return StochasticRankObjective(
-        LSO(k, gain, discount, order), Smoothing(sigma, 0.0, nu, sfa, n_samples, seed, "unit", owner), sglb
+        LSO(k, gain, discount, order), Smoothing(sigma, 0.0, nu, sfa, n_samples, seed, None, owner), sglb
     )
-
-
-def _smoothing(
-    owner: str,
-    sigma: float,
-    mu: float,
-    nu: float,
-    sfa: float | None,
-    n_samples: int,
-    seed: int,
-    hessian: Literal["newton", "unit"] | None,
-    sglb: SGLB | None,
-) -> Smoothing:
-    """Build the constructors' smoothing: Newton leaves unless SGLB is on (its theory is unit)."""
-    if hessian is None:
-        hessian = "unit" if sglb is not None else "newton"
-    return Smoothing(sigma, mu, nu, sfa, n_samples, seed, hessian, owner)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from dataclasses import dataclass
 from typing import Literal
 
 from .._validation import check_choice, check_real
@@ -11,7 +11,7 @@ from .._validation import check_choice, check_real
 __all__ = ["SGLB"]
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, repr=False)
 class SGLB:
     r"""Langevin noise plus model shrinkage, with CatBoost's semantics.
 
@@ -58,8 +58,13 @@ class SGLB:
     learning_rate: float | None = None
 
     def __post_init__(self) -> None:
-        """Validate the settings (dataclass hook)."""
-        check_real(self.temperature, "temperature", "SGLB", low=0.0, low_open=True)
+        """Validate the settings and store them as plain Python numbers (dataclass hook).
+
+        Stored as checked, so equal settings also hash and show alike: ``SGLB(temperature=10000)`` is
+        ``SGLB(temperature=1e4)``, and a NumPy scalar becomes a float.
+        """
+        set_ = object.__setattr__
+        set_(self, "temperature", check_real(self.temperature, "temperature", "SGLB", low=0.0, low_open=True))
         check_choice(self.shrink_mode, "shrink_mode", "SGLB", ("constant", "decreasing"))
         if self.shrink_rate is not None:
             rate = check_real(self.shrink_rate, "shrink_rate", "SGLB", low=0.0)
@@ -68,16 +73,26 @@ class SGLB:
                     f"SGLB(shrink_mode='decreasing') needs 0 <= shrink_rate < 1 (s_t = 1 - rate/t must stay "
                     f"positive); got shrink_rate={rate}."
                 )
+            set_(self, "shrink_rate", rate)
         if self.learning_rate is not None:
-            check_real(self.learning_rate, "learning_rate", "SGLB", low=0.0, low_open=True)
+            lr = check_real(self.learning_rate, "learning_rate", "SGLB", low=0.0, low_open=True)
+            set_(self, "learning_rate", lr)
         if self.shrink_mode == "constant" and self.learning_rate is not None:
             self._check_constant(self.learning_rate)
+
+    def __repr__(self) -> str:
+        """Show the call that builds equal settings, qualified like the objectives' (``stochrank.ndcg(...)``).
+
+        An objective's repr then evaluates with only ``stochrank`` imported.
+        """
+        fields = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self))
+        return f"stochrank.SGLB({fields})"
 
     @property
     def rate(self) -> float:
         """The shrink rate in effect (CatBoost's default when ``shrink_rate`` is None)."""
         if self.shrink_rate is not None:
-            return float(self.shrink_rate)
+            return self.shrink_rate
         return 1e-3 if self.shrink_mode == "constant" else 1e-2
 
     def _check_constant(self, lr: float) -> None:

@@ -2,13 +2,13 @@ r"""How a StochasticRank objective smooths its metric and estimates the gradient
 
 from __future__ import annotations
 
-from dataclasses import InitVar, dataclass
+from dataclasses import InitVar, dataclass, replace
 from typing import Literal
 
 from .._validation import check_choice, check_int, check_real
 from ..kernels import SmoothingParams
 
-__all__ = ["SEED_LIMIT", "SIGMA_MAX", "SIGMA_MIN", "Smoothing", "check_seed"]
+__all__ = ["HESSIANS", "SEED_LIMIT", "SIGMA_MAX", "SIGMA_MIN", "Smoothing", "check_seed"]
 
 SEED_LIMIT = 2**63
 # Only sigma relative to the scores matters (the metrics are scale free), and boosters keep scores and take
@@ -16,6 +16,7 @@ SEED_LIMIT = 2**63
 # that float32 cannot hold, or into a division by an underflowed variance inside the kernels.
 SIGMA_MIN = 1e-6
 SIGMA_MAX = 1e6
+HESSIANS = ("newton", "unit")
 
 
 def check_seed(seed: object, owner: str) -> int:
@@ -39,18 +40,19 @@ class Smoothing:
     nu : float > 0
         Offset of the scale-free acceleration, :math:`(\lVert \tilde f \rVert + \nu)^2`.
     sfa : float in [0, 1] or None
-        Strength of the scale-free acceleration projection (CatBoost's ``lambda``). None: 1 with unit
-        Hessians, 0 with Newton leaves (which refuse any other value).
+        Strength of the scale-free acceleration projection (CatBoost's ``lambda``). None: the default of
+        the leaves, 1 with unit Hessians and 0 with Newton leaves (which refuse any other value).
     n_samples : int >= 1
         Noise draws per query per call, averaged (CatBoost's ``num_estimations``).
     seed : int in [0, 2**63)
         Seed of the per-(call, query) noise streams.
-    hessian : {'newton', 'unit'}
+    hessian : {'newton', 'unit'} or None
         ``'newton'``: the booster gets the positive curvature :math:`h_d = \sum_b |c_b| D(b)/s_d` of the
         same CCS pass as its Hessian, so a leaf is :math:`\sum g/\sum h`, at most one noise scale and
         signed by how much its documents' pulls agree (LambdaMART's leaf in Gaussian form); the
         gradient is then neither mean-removed nor SFA-projected. ``'unit'``: Hessian 1, leaves are
-        mean gradients (CatBoost's ``leaf_estimation_method=Gradient``), mean removal and SFA on.
+        mean gradients (CatBoost's ``leaf_estimation_method=Gradient``), mean removal and SFA on. None:
+        the objective's default, unit with SGLB or for LSO, else Newton.
     owner : str
         The constructor named in error messages (init-only).
     """
@@ -61,22 +63,25 @@ class Smoothing:
     sfa: float | None = None
     n_samples: int = 1
     seed: int = 0
-    hessian: Literal["newton", "unit"] = "newton"
+    hessian: Literal["newton", "unit"] | None = None
     owner: InitVar[str] = "stochrank.Smoothing"
 
     def __post_init__(self, owner: str) -> None:
-        """Validate the parameters; ``owner`` names the constructor in the messages (dataclass hook)."""
-        hessian = check_choice(self.hessian, "hessian", owner, ("newton", "unit"))
-        sfa = self.sfa if self.sfa is not None else (0.0 if hessian == "newton" else 1.0)
+        """Validate the parameters; ``owner`` names the constructor in the messages (dataclass hook).
+
+        The defaults ``sfa=None`` and ``hessian=None`` are kept as given: which leaves and which SFA they
+        mean depends on the objective (:meth:`resolve`), and a copy with other settings re-resolves them.
+        """
+        hessian = None if self.hessian is None else check_choice(self.hessian, "hessian", owner, HESSIANS)
         checked = {
             "sigma": check_real(self.sigma, "sigma", owner, low=SIGMA_MIN, high=SIGMA_MAX),
             "mu": check_real(self.mu, "mu", owner, low=0.0),
             "nu": check_real(self.nu, "nu", owner, low=0.0, low_open=True),
-            "sfa": check_real(sfa, "sfa", owner, low=0.0, high=1.0),
+            "sfa": None if self.sfa is None else check_real(self.sfa, "sfa", owner, low=0.0, high=1.0),
             "n_samples": check_int(self.n_samples, "n_samples", owner, low=1),
             "seed": check_seed(self.seed, owner),
         }
-        if hessian == "newton" and checked["sfa"] != 0.0:
+        if hessian == "newton" and checked["sfa"] not in (None, 0.0):
             raise ValueError(
                 f"{owner}(hessian='newton') takes no scale-free acceleration (got sfa={self.sfa}): with "
                 "Newton leaves the projection gives documents without curvature a gradient, an unbounded "
@@ -85,7 +90,13 @@ class Smoothing:
         for name, value in checked.items():  # store plain Python numbers (one kernel specialisation)
             object.__setattr__(self, name, value)
 
+    def resolve(self, hessian: Literal["newton", "unit"], owner: str) -> Smoothing:
+        """Return this smoothing with its defaults filled in: ``hessian`` if it has none, and its SFA."""
+        leaves = self.hessian if self.hessian is not None else hessian
+        sfa = self.sfa if self.sfa is not None else (0.0 if leaves == "newton" else 1.0)
+        return replace(self, hessian=leaves, sfa=sfa, owner=owner)
+
     def kernel_params(self) -> SmoothingParams:
-        """Return the parameters in the kernels' form."""
-        assert self.sfa is not None  # resolved at construction
+        """Return the parameters in the kernels' form (of a resolved smoothing)."""
+        assert self.sfa is not None, "resolve() the smoothing first"
         return SmoothingParams(self.sigma, self.mu, self.nu, self.sfa, self.n_samples, self.seed)

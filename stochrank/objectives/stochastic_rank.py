@@ -50,19 +50,25 @@ from ..kernels import CascadeArrays, smoothed_gradient, translation_invariant
 from ..protocol import BoosterCall, DatasetInfo
 from ._base import UNIT_HESSIAN, Ascent, FloatArray, RankingObjective
 from ._run import DatasetRuns
-from .cascade import LSO, CascadeMetric
+from .cascade import CascadeMetric
 from .sglb import SGLB
 from .smoothing import Smoothing
 
 __all__ = ["StochasticRankObjective"]
+
+# Smoothing settings of translation-invariant ranking metrics only: LSO's threshold is absolute (no relevance
+# shift) and its kernel has no curvature (unit Hessians only), so lso() takes neither.
+_RANKING_ONLY = frozenset({"mu", "hessian"})
 
 
 class StochasticRankObjective(RankingObjective[CascadeArrays]):
     r"""A StochasticRank objective, called by the booster for gradients and Hessians.
 
     The booster gets ``-w_q`` times the coordinate-conditional-sampling estimate of
-    :math:`\nabla_f E[M(f - \sigma\mu r + \sigma\varepsilon)]` (mean-removed, SFA-projected) and
-    Hessian ``w_q``. Build one with :func:`~stochrank.ndcg`, :func:`~stochrank.dcg`, :func:`~stochrank.err`,
+    :math:`\nabla_f E[M(f - \sigma\mu r + \sigma\varepsilon)]` and Hessian ``w_q h``: with Newton leaves
+    ``h`` is the positive curvature of the same draws normalised to mean 1 (the gradient neither
+    mean-removed nor SFA-projected), with unit Hessians ``h = 1`` (the gradient mean-removed and
+    SFA-projected). Build one with :func:`~stochrank.ndcg`, :func:`~stochrank.dcg`, :func:`~stochrank.err`,
     :func:`~stochrank.pfound`, :func:`~stochrank.mrr`, :func:`~stochrank.lso`, :func:`~stochrank.auc`,
     :func:`~stochrank.map` or :func:`~stochrank.precision`.
 
@@ -71,7 +77,9 @@ class StochasticRankObjective(RankingObjective[CascadeArrays]):
     target : CascadeMetric
         The metric optimised (:class:`~.cascade.NDCG`, :class:`~.cascade.ERR`, …).
     smoothing : Smoothing
-        Noise scale, relevance shift, scale-free acceleration, samples and seed.
+        Noise scale, relevance shift, scale-free acceleration, samples and seed, as given: its defaults
+        ``hessian=None`` / ``sfa=None`` are resolved here (attribute ``smoothing``: unit Hessians with SGLB
+        or for LSO, else Newton leaves) and re-resolved by :meth:`replace` and :meth:`with_sglb`.
     sglb : SGLB or None
         Langevin noise and model shrinkage.
     """
@@ -85,10 +93,18 @@ class StochasticRankObjective(RankingObjective[CascadeArrays]):
             raise TypeError(
                 f"The 'sglb' parameter of {target.owner} must be stochrank.SGLB(...) or None; got {sglb!r}."
             )
-        if smoothing.hessian == "newton" and not translation_invariant(target.kind):
+        ranking = translation_invariant(target.kind)
+        if not ranking and smoothing.hessian == "newton":
             raise ValueError(
                 f"{target.owner}: Newton leaves need the curvature of the ranking kernel, which LSO does not "
                 "have; build the smoothing with hessian='unit'."
+            )
+        if not ranking and smoothing.mu != 0.0:
+            # The kernel would apply it, while lso() takes no mu: a copy would show and hash as the
+            # objective without the shift and still train differently.
+            raise ValueError(
+                f"{target.owner} takes no relevance shift (its threshold is absolute, so any smoothing is "
+                f"consistent); got a smoothing with mu={smoothing.mu}. Build it with mu=0."
             )
         if smoothing.hessian == "newton" and sglb is not None:
             raise ValueError(
@@ -98,12 +114,14 @@ class StochasticRankObjective(RankingObjective[CascadeArrays]):
             )
         super().__init__()
         self.target = target
-        self.smoothing = smoothing
+        # As given, for copies, equality and replace(); LSO has no choice of leaves to keep.
+        self._given = smoothing if ranking else dataclasses.replace(smoothing, hessian=None)
+        self.smoothing = smoothing.resolve("newton" if ranking and sglb is None else "unit", target.owner)
         self._sglb = sglb
 
     # ------------------------------------------------------------------ configuration
     def _config(self) -> tuple[CascadeMetric, Smoothing, SGLB | None]:
-        return (self.target, self.smoothing, self._sglb)
+        return (self.target, self._given, self._sglb)
 
     @property
     def metric(self) -> str:
@@ -126,34 +144,42 @@ class StochasticRankObjective(RankingObjective[CascadeArrays]):
         return self._sglb
 
     def with_sglb(self, sglb: SGLB | None) -> StochasticRankObjective:
-        """Return a copy with other SGLB settings."""
-        return StochasticRankObjective(self.target, self.smoothing, sglb)
+        """Return a copy with other SGLB settings, as the constructor builds it (defaults re-resolved)."""
+        return self.replace(sglb=sglb)
+
+    def parameters(self) -> dict[str, Any]:
+        """Return the constructor's arguments by name: ``stochrank.<metric>(**obj.parameters()) == obj``."""
+        fields = {f.name: getattr(self.target, f.name) for f in dataclasses.fields(self.target) if f.init}
+        for f in dataclasses.fields(self._given):
+            if translation_invariant(self.target.kind) or f.name not in _RANKING_ONLY:
+                fields[f.name] = getattr(self._given, f.name)
+        fields["sglb"] = self._sglb
+        return fields
 
     def replace(self, **changes: Any) -> StochasticRankObjective:
-        """Return a copy with some target or smoothing parameters changed, e.g. ``obj.replace(sigma=0.5)``."""
-        target = {f.name for f in dataclasses.fields(self.target) if f.init} & changes.keys()
-        smoothing = {f.name for f in dataclasses.fields(self.smoothing)} & changes.keys()
-        unknown = changes.keys() - target - smoothing - {"sglb"}
+        """Return a copy with some constructor arguments changed, e.g. ``obj.replace(sigma=0.5)``.
+
+        The copy is what the constructor builds from the merged arguments, so defaults this objective
+        resolved (``hessian``, ``sfa``) are resolved again: ``ndcg(k=5).replace(sglb=SGLB())`` is
+        ``ndcg(k=5, sglb=SGLB())``.
+        """
+        merged = self.parameters()
+        unknown = changes.keys() - merged.keys()
         if unknown:
             raise TypeError(f"{self.target.owner}() has no parameter(s) {sorted(unknown)}.")
-        return StochasticRankObjective(
-            dataclasses.replace(self.target, **{key: changes[key] for key in target}),
-            dataclasses.replace(
-                self.smoothing, owner=self.target.owner, **{key: changes[key] for key in smoothing}
-            ),
-            changes.get("sglb", self._sglb),
+        merged.update(changes)
+        sglb = merged.pop("sglb")
+        of_target = {f.name for f in dataclasses.fields(self.target) if f.init}
+        target = dataclasses.replace(self.target, **{k: v for k, v in merged.items() if k in of_target})
+        smoothing = dataclasses.replace(
+            self._given, owner=self.target.owner, **{k: v for k, v in merged.items() if k not in of_target}
         )
+        return StochasticRankObjective(target, smoothing, sglb)
 
     def __repr__(self) -> str:
         """Show the constructor call that builds an equal objective."""
-        fields = {f.name: getattr(self.target, f.name) for f in dataclasses.fields(self.target) if f.init}
-        for f in dataclasses.fields(self.smoothing):
-            if not (f.name == "mu" and isinstance(self.target, LSO)):
-                fields[f.name] = getattr(self.smoothing, f.name)
-        fields["sglb"] = self._sglb
-        return (
-            f"stochrank.{self.target.name}({', '.join(f'{key}={value!r}' for key, value in fields.items())})"
-        )
+        arguments = ", ".join(f"{key}={value!r}" for key, value in self.parameters().items())
+        return f"stochrank.{self.target.name}({arguments})"
 
     # ------------------------------------------------------------------ gradients
     def _prepare(self, booster_call: BoosterCall[DatasetRuns[CascadeArrays]]) -> CascadeArrays:
@@ -190,6 +216,7 @@ class StochasticRankObjective(RankingObjective[CascadeArrays]):
         of 1), empty with unit Hessians. ``call`` selects the noise stream: the t-th booster call on a
         dataset uses ``call=t``.
         """
+        # Finite here; the range is the target's own (encode: [0, 1] for ERR, >= 0 for MRR and AUC, ...).
         labels = check_labels(labels, None, self.target.owner, low=-np.inf)
         scores = check_scores(scores, labels.size)
         offsets = offsets_from_sizes(group, labels.size)
