@@ -20,6 +20,7 @@ from .conventions import pop_qid_column, query_offsets, rows_and_queries
 from .metrics import ndcg
 from .objectives import RankingObjective
 from .objectives._docs import check_not_constructor
+from .objectives._run import at_learning_rate
 
 __all__ = ["LGBMRanker"]
 
@@ -40,7 +41,9 @@ class LGBMRanker(lgb.LGBMRanker):
       (XGBoost's convention), and likewise ``eval_group`` / ``eval_qid`` / a column per eval set; they are
       checked with stochrank's messages;
     * a stochrank constructor passed as the objective (``objective=stochrank.ndcg``) is refused with
-      the fix.
+      the fix;
+    * ``SGLB`` gets this ranker's ``learning_rate`` unless it names one, which must then agree (as with
+      ``lgb.train``).
 
     ``score(X, y, qid=...)`` is LightGBM's NDCG at the largest ``eval_at`` position over the queries it is
     given, and ``predict`` drops a DataFrame's ``qid`` column.
@@ -89,6 +92,10 @@ class LGBMRanker(lgb.LGBMRanker):
                 "LGBMRanker.fit needs the query structure: pass group=<sizes> or qid=<one id per row>."
             )
         kwargs = _eval_arguments(eval_set, eval_X, eval_y, eval_group, eval_qid)
+        if isinstance(self.objective, RankingObjective):
+            # LightGBM passes LGBMRanker's learning rate to no objective, and trains what _objective holds
+            # (its own set_params keeps it in step with objective): SGLB gets the rate here, checked.
+            self._objective = at_learning_rate(self.objective, self.learning_rate, "LGBMRanker")
         super().fit(
             X, y, sample_weight=sample_weight, init_score=init_score, group=group, eval_names=eval_names,
             eval_sample_weight=eval_sample_weight, eval_init_score=eval_init_score, eval_metric=eval_metric,

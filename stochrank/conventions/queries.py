@@ -175,8 +175,16 @@ def warn_if_nothing_to_rank(offsets: np.ndarray, what: str, stacklevel: int = 2)
         )
 
 
-def query_weights(weight: Any, offsets: np.ndarray, name: str = "weight") -> np.ndarray | None:
-    """One non-negative weight per query from per-row (constant within a query) or per-query weights."""
+def query_weights(
+    weight: Any, offsets: np.ndarray, name: str = "weight", *, part: bool = False
+) -> np.ndarray | None:
+    """One non-negative weight per query from per-row (constant within a query) or per-query weights.
+
+    An empty query (XGBoost accepts empty groups) has no rows to read a per-row weight from: it gets 0,
+    and it contributes nothing either way. Every non-empty query weighing 0 raises ``ValueError``: the
+    boosters would silently return a constant model and the metrics NaN. ``part=True`` allows it for
+    one worker's share of a distributed training set, where other workers may hold the weighted queries.
+    """
     if weight is None:
         return None
     w = np.asarray(weight, dtype=np.float64).reshape(-1)
@@ -187,22 +195,31 @@ def query_weights(weight: Any, offsets: np.ndarray, name: str = "weight") -> np.
         raise ValueError(
             f"'{name}' must be finite and non-negative; found {w[~(np.isfinite(w) & (w >= 0))][:3]}."
         )
+    filled = np.diff(offsets) > 0
     if w.size == n_rows and n_rows != n_queries:
-        per_query: np.ndarray = w[offsets[:-1]]  # numpy's stubs type fancy indexing as Any
-        varies = np.flatnonzero(np.maximum.reduceat(w, offsets[:-1]) != np.minimum.reduceat(w, offsets[:-1]))
+        starts = offsets[:-1][filled]
+        varies = np.flatnonzero(np.maximum.reduceat(w, starts) != np.minimum.reduceat(w, starts))
         if varies.size:
-            qi = varies[0]
+            qi = np.flatnonzero(filled)[varies[0]]
             raise ValueError(
                 f"'{name}' varies within query {qi} (rows {offsets[qi]}..{offsets[qi + 1] - 1}). Ranking "
                 "metrics weight whole queries: give every row of a query the same weight (or pass one "
                 "weight per query)."
             )
-        return per_query
-    if w.size == n_queries:
-        return w
-    raise ValueError(
-        f"'{name}' has {w.size} entries; expected one per row ({n_rows}) or one per query ({n_queries})."
-    )
+        per_query = np.zeros(n_queries)
+        per_query[filled] = w[starts]
+        w = per_query
+    elif w.size != n_queries:
+        raise ValueError(
+            f"'{name}' has {w.size} entries; expected one per row ({n_rows}) or one per query ({n_queries})."
+        )
+    if not part and filled.any() and not (w[filled] > 0).any():
+        raise ValueError(
+            f"Every query weight in '{name}' is 0: nothing would be learned (a constant model) or "
+            "measured (NaN). Give the queries to train on or evaluate a positive weight, or drop the "
+            "weights. On Dask, every partition needs a query of positive weight."
+        )
+    return w
 
 
 def check_offsets(offsets: Any, n_rows: int, name: str = "offsets") -> np.ndarray:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from inspect import signature
 from typing import Any
@@ -128,14 +129,24 @@ class BoosterMetric:
         """
         call = self._cache.unpack(a, b, weight, group)
         info = call.info
-        value = METRICS[self.metric](
-            info.labels,
-            call.preds,
-            np.diff(info.offsets),
-            weight=info.weights,
-            **cutoff(self.metric, self.k),
-            **self.conventions,
-        )
+        sizes, weights = np.diff(info.offsets), info.weights
+        # XGBoost accepts empty groups. Like the objective, which has nothing to rank there, the metric
+        # leaves them out (XGBoost's own ndcg counts each as an NDCG of 1, its value for no relevant doc).
+        filled = sizes > 0
+        if not filled.all():
+            sizes, weights = sizes[filled], None if weights is None else weights[filled]
+        if weights is not None and not weights.any():
+            # Only a distributed worker's share is let through with all-zero weights: nothing to measure.
+            value = math.nan
+        else:
+            value = METRICS[self.metric](
+                info.labels,
+                call.preds,
+                sizes,
+                weight=weights,
+                **cutoff(self.metric, self.k),
+                **self.conventions,
+            )
         if info.library == "xgboost":
             return self.name, value
         return self.name, value, True
@@ -182,6 +193,8 @@ def feval(metric: str = "ndcg", *, k: int | None = 5, **conventions: Any) -> Boo
     - ``xgb.train(params, dtrain, evals=[(dvalid, "v")], custom_metric=m, maximize=True,
       early_stopping_rounds=5)``: XGBoost minimises custom metrics unless ``maximize=True``; also set
       ``params["disable_default_eval_metric"] = 1`` so that early stopping watches this metric.
+    - An empty XGBoost group (``DMatrix(group=[..., 0])``) is left out, as the objectives leave it; XGBoost's
+      own ``ndcg`` counts it as an NDCG of 1.
 
     Examples
     --------

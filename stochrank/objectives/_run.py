@@ -1,18 +1,22 @@
-"""The state of one training run of one objective on one dataset."""
+"""The state of one training run of one objective on one dataset, and the learning rate it runs at."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from .sglb import SGLB
 
-__all__ = ["DatasetRuns", "StartScores", "TrainingRun"]
+if TYPE_CHECKING:  # _base imports this module
+    from ._base import RankingObjective
+
+__all__ = ["DatasetRuns", "StartScores", "TrainingRun", "at_learning_rate"]
 
 E = TypeVar("E")
 
@@ -21,30 +25,47 @@ E = TypeVar("E")
 MIN_SGLB_SCALE = 1e-25
 
 
+def at_learning_rate(
+    objective: RankingObjective[Any], learning_rate: float | None, booster: str
+) -> RankingObjective[Any]:
+    """Return ``objective`` with SGLB's learning rate set to the booster's ``learning_rate``.
+
+    For the scikit-learn rankers, which know their rate but pass it to no objective: as ``lgb.train``
+    does, a rate given in ``SGLB(learning_rate=...)`` must agree with the booster's (``ValueError`` naming
+    ``booster`` otherwise) and a missing one is filled in. Without SGLB the objective is returned as is.
+    """
+    sglb = objective.sglb
+    if sglb is None:
+        return objective
+    lr = sglb.booster_learning_rate(learning_rate, booster)
+    if sglb.learning_rate is not None or lr is None:
+        return objective
+    return objective.with_sglb(dataclasses.replace(sglb, learning_rate=lr))
+
+
+def _constant(preds: npt.NDArray[np.float64]) -> bool:
+    """Whether every score is the same, as at a booster's start."""
+    return preds.size == 0 or bool((preds == preds[0]).all())
+
+
 @dataclass(frozen=True)
 class StartScores:
-    """The scores of a run's first call, kept as one number when they are constant.
+    """The scores a run starts from, as far as a later call can recognise them.
 
-    Boosters start from a constant (XGBoost's base_score, LightGBM's boost_from_average or zero), so the
-    usual snapshot costs nothing per document; scores from an init_score / base_margin are copied.
+    Every constant is a start: boosters start from one (XGBoost's base_score, whatever its value;
+    LightGBM's zero), and scores that have moved never return to a constant. Non-constant scores (an
+    init_score / base_margin) count as a start when they equal the latest such start, kept as a copy.
     """
 
-    size: int
-    value: float
-    scores: npt.NDArray[np.float64] | None  # None: every score equals ``value``
-
-    @classmethod
-    def of(cls, preds: npt.NDArray[np.float64]) -> StartScores:
-        """Snapshot ``preds``."""
-        if preds.size == 0 or (preds == preds[0]).all():
-            return cls(preds.size, float(preds[0]) if preds.size else 0.0, None)
-        return cls(preds.size, 0.0, preds.copy())
+    scores: npt.NDArray[np.float64] | None = None  # the latest non-constant start
 
     def matches(self, preds: npt.NDArray[np.float64]) -> bool:
-        """Whether ``preds`` equal the snapshot element by element."""
-        if self.scores is not None:
-            return np.array_equal(preds, self.scores)
-        return preds.size == self.size and bool((preds == self.value).all())
+        """Whether ``preds`` look like the start of a run."""
+        return _constant(preds) or (self.scores is not None and np.array_equal(preds, self.scores))
+
+    def including(self, preds: npt.NDArray[np.float64]) -> StartScores:
+        """Return the starts recognised after a run has started from ``preds``."""
+        return self if _constant(preds) else StartScores(preds.copy())
 
 
 @dataclass
@@ -61,30 +82,38 @@ class TrainingRun(Generic[E]):
         0-based index of the next call in the current run; selects the noise streams.
     scale : float
         SGLB's shrinkage C_t: the booster holds F / C_t.
-    first_preds : StartScores or None
-        The scores of the run's first call.
+    starts : StartScores
+        What the start of a run looks like: a constant, or the latest non-constant start.
+    started : bool
+        Whether a run has begun (a call was seen).
     moved : bool
-        Whether the scores have left ``first_preds`` since.
+        Whether the previous call's scores had left the start.
     """
 
     encoding: E
     learning_rate: float | None
     call: int = 0
     scale: float = 1.0
-    first_preds: StartScores | None = None
+    starts: StartScores = field(default_factory=StartScores)
+    started: bool = False
     moved: bool = False
 
     def begin_call(self, preds: npt.NDArray[np.float64], sglb: SGLB | None) -> None:
         """Account for a new booster call with scores ``preds``.
 
-        A call whose scores return to the first call's, after they had moved away, starts a new run
+        A call whose scores are back at a start (:class:`StartScores`: any constant, e.g. another
+        base_score, or the latest non-constant start), after they had moved away, starts a new run
         (XGBoost does not copy the objective between runs): the call counter and SGLB restart, so
         training twice gives the same model. Scores that never moved (trees without splits) are the same
-        run going on. With SGLB, the shrinkage of this call is applied to ``scale``.
+        run going on, and so is a run from other non-constant scores: right when it continues the
+        previous run's model (``xgb_model=``), wrong for a new run from a *new* non-constant base_margin
+        on the same DMatrix, which the scores cannot tell apart (use a fresh objective or DMatrix there).
+        With SGLB, the shrinkage of this call is applied to ``scale``.
         """
-        at_start = self.first_preds is not None and self.first_preds.matches(preds)
-        if self.first_preds is None or (at_start and self.moved):
-            self.first_preds = StartScores.of(preds)
+        at_start = self.starts.matches(preds)
+        if not self.started or (at_start and self.moved):
+            self.starts = self.starts.including(preds)
+            self.started = True
             self.call = 0
             self.scale = 1.0
             at_start = True

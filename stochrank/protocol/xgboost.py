@@ -36,7 +36,8 @@ def dmatrix_info(dm: Any) -> DatasetInfo:
     if ptr[-1] != labels.size:
         raise ValueError(f"DMatrix group_ptr ends at {ptr[-1]} but the DMatrix has {labels.size} rows.")
     w = dm.get_weight()
-    weights = query_weights(w if np.asarray(w).size else None, ptr, "DMatrix weight")
+    # A worker of a distributed training may hold only zero-weight queries; the others train.
+    weights = query_weights(w if np.asarray(w).size else None, ptr, "DMatrix weight", part=_distributed())
     return DatasetInfo(labels, ptr, weights, "xgboost", None)
 
 
@@ -54,6 +55,12 @@ def dmatrix_features(dm: Any) -> tuple[npt.NDArray[np.float64] | None, str]:
     return dense_features(dm.get_data()), ""
 
 
+def _distributed() -> bool:
+    """Whether this process is one worker of a distributed XGBoost training (Dask, Spark)."""
+    collective = sys.modules.get("xgboost.collective")  # loaded by xgboost itself; never imported here
+    return collective is not None and bool(collective.is_distributed())
+
+
 def collective_sum(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """Add ``values`` up over the workers of a distributed XGBoost training (Dask, Spark); else return them.
 
@@ -62,9 +69,9 @@ def collective_sum(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     objective once per iteration, which keeps the all-reduce in step. Outside a distributed training (no
     ``xgboost.collective`` loaded, or a world of one) nothing is communicated.
     """
-    collective = sys.modules.get("xgboost.collective")  # loaded by xgboost itself; never imported here
-    if collective is None or not collective.is_distributed():
+    if not _distributed():
         return values
+    collective = sys.modules["xgboost.collective"]
     total: npt.NDArray[np.float64] = np.asarray(
         collective.allreduce(np.ascontiguousarray(values, dtype=np.float64), collective.Op.SUM)
     )

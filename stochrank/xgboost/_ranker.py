@@ -10,7 +10,6 @@ obj=objective)``. ``score`` evaluates per query with the query structure it is g
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +22,7 @@ from ..conventions import pop_qid_column, query_offsets, query_weights, rows_and
 from ..metrics import BoosterMetric, feval
 from ..objectives import RankingObjective
 from ..objectives._docs import check_not_constructor
+from ..objectives._run import at_learning_rate
 
 __all__ = ["XGBRanker", "default_metric", "training_setup"]
 
@@ -92,8 +92,8 @@ def training_setup(ranker: xgb.XGBModel) -> tuple[dict[str, Any], Any, Any]:
 
     ``objective`` becomes ``'rank:ndcg'`` (metadata only: the gradients come from ``obj``), ``base_score``
     defaults to 0 and ``eval_metric`` to :func:`default_metric`; a callable metric is passed as
-    ``custom_metric(preds, DMatrix)``; SGLB gets the ranker's learning rate unless it names one. Shared by
-    :class:`XGBRanker` and :class:`~stochrank.xgboost.DaskXGBRanker`.
+    ``custom_metric(preds, DMatrix)``; SGLB gets the ranker's learning rate unless it names one, which
+    must then agree. Shared by :class:`XGBRanker` and :class:`~stochrank.xgboost.DaskXGBRanker`.
     """
     params = ranker.get_xgb_params()  # callables (our objective, callable metrics) are filtered out
     params["objective"] = "rank:ndcg"
@@ -107,10 +107,9 @@ def training_setup(ranker: xgb.XGBModel) -> tuple[dict[str, Any], Any, Any]:
     else:
         params["eval_metric"] = metric
     obj = ranker.objective
-    if isinstance(obj, RankingObjective) and obj.sglb is not None and obj.sglb.learning_rate is None:
-        lr = params.get("learning_rate")
-        lr = _DEFAULT_ETA if lr is None else float(lr)
-        obj = obj.with_sglb(dataclasses.replace(obj.sglb, learning_rate=lr))
+    if isinstance(obj, RankingObjective):
+        lr = next((params[key] for key in ("learning_rate", "eta") if params.get(key) is not None), None)
+        obj = at_learning_rate(obj, _DEFAULT_ETA if lr is None else float(lr), type(ranker).__name__)
     return params, obj, custom_metric
 
 
@@ -130,7 +129,7 @@ class XGBRanker(xgb.XGBRanker):
       cuts every list at 32 documents. A stochrank ``BoosterMetric`` (``stochrank.metrics.feval``) or
       any ``f(preds, DMatrix) -> (name, value)`` is used as a custom metric and maximised for early
       stopping (XGBoost logs custom metric values to 6 decimals);
-    * ``SGLB`` gets this ranker's learning rate unless it names one;
+    * ``SGLB`` gets this ranker's learning rate unless it names one, which must then agree;
     * every eval set needs its query structure (``eval_group`` or ``eval_qid``).
 
     String objectives (``'rank:ndcg'`` …) behave exactly as in ``xgboost.XGBRanker``.
