@@ -4,9 +4,10 @@ Run ``python examples/sglb.py`` (bundled MQ2008, fold 1). SGLB adds Gaussian noi
 shrinks the model before every iteration, which makes boosting a Langevin diffusion that converges to the
 global optimum of the smoothed metric instead of the nearest local one (Ustimenko & Prokhorenkova, ICML 2021).
 The settings follow CatBoost: ``temperature`` is ``diffusion_temperature`` and ``shrink_rate`` is
-``model_shrink_rate``. ``lgb.train`` hands the learning rate to the objective; with ``xgb.train`` and
-``LGBMRanker`` pass ``SGLB(learning_rate=...)`` as well. One fold of MQ2008 cannot tell the two apart (a
-few hundredths of NDCG@5 either way is noise); ``benchmarks/RESULTS.md`` compares them on 5 folds × 3 seeds.
+``model_shrink_rate``. ``lgb.train`` and stochrank's rankers hand the learning rate to the objective; with
+``xgb.train`` and LightGBM's own ``LGBMRanker`` pass ``SGLB(learning_rate=...)`` as well. One fold of MQ2008
+cannot tell the two apart (a few hundredths of NDCG@5 either way is noise); ``benchmarks/RESULTS.md`` compares
+them on 5 folds × 3 seeds.
 """
 
 import os

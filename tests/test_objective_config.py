@@ -163,3 +163,15 @@ def test_binary_docstrings_list_threshold_and_sigma_on_lines_of_their_own(ctor):
     assert re.search(r"^    threshold : float", doc, re.MULTILINE)
     assert re.search(r"^    sigma : float", doc, re.MULTILINE)
     assert not re.search(r"\S    sigma : ", doc)
+
+
+def test_replace_keeps_a_subclass():
+    """The rankers route SGLB objectives through with_sglb; a subclass must not silently become the base."""
+
+    class Scaled(StochasticRankObjective):
+        pass
+
+    base = stochrank.ndcg(k=3, hessian="unit")
+    scaled = Scaled(base.target, base.smoothing)
+    assert type(scaled.replace(seed=4)) is Scaled
+    assert type(scaled.with_sglb(stochrank.SGLB(learning_rate=0.1))) is Scaled

@@ -112,6 +112,8 @@ def test_query_weights_with_empty_queries():
         query_weights([1.0, 1.0, 1.0, 2.0, 3.0, 4.0], np.array([0, 3, 3, 4, 6]))
     with pytest.raises(ValueError, match="Every query weight"):  # the one positive weight is an empty query's
         query_weights([0.0, 0.0, 5.0], np.array([0, 3, 6, 6]))
+    with pytest.raises(ValueError, match="cannot tell one weight per row from one per query"):
+        query_weights([5.0, 5.0, 7.0], np.array([0, 2, 3, 3]))  # 3 rows, 3 queries, one of them empty
 
 
 # ---------------------------------------------------------------- SGLB's learning rate in the rankers

@@ -196,6 +196,12 @@ def query_weights(
             f"'{name}' must be finite and non-negative; found {w[~(np.isfinite(w) & (w >= 0))][:3]}."
         )
     filled = np.diff(offsets) > 0
+    if w.size == n_rows == n_queries and not filled.all():
+        raise ValueError(
+            f"'{name}' has {w.size} entries, as many as there are rows and queries (some of them empty): "
+            "it cannot tell one weight per row from one per query. Pass one weight per query without the "
+            "empty queries' rows, or drop the empty groups."
+        )
     if w.size == n_rows and n_rows != n_queries:
         starts = offsets[:-1][filled]
         varies = np.flatnonzero(np.maximum.reduceat(w, starts) != np.minimum.reduceat(w, starts))

@@ -53,7 +53,8 @@ class StartScores:
     """The scores a run starts from, as far as a later call can recognise them.
 
     Every constant is a start: boosters start from one (XGBoost's base_score, whatever its value;
-    LightGBM's zero), and scores that have moved never return to a constant. Non-constant scores (an
+    LightGBM's zero), and scores that have moved return to a constant only when XGBoost's DART drops every
+    tree (read as a new run: train DART with a fresh objective per run). Non-constant scores (an
     init_score / base_margin) count as a start when they equal the latest such start, kept as a copy.
     """
 
@@ -105,7 +106,8 @@ class TrainingRun(Generic[E]):
         base_score, or the latest non-constant start), after they had moved away, starts a new run
         (XGBoost does not copy the objective between runs): the call counter and SGLB restart, so
         training twice gives the same model. Scores that never moved (trees without splits) are the same
-        run going on, and so is a run from other non-constant scores: right when it continues the
+        run going on, so a run that never left its start (one round, or trees without splits) merges with
+        the next one; and so is a run from other non-constant scores: right when it continues the
         previous run's model (``xgb_model=``), wrong for a new run from a *new* non-constant base_margin
         on the same DMatrix, which the scores cannot tell apart (use a fresh objective or DMatrix there).
         With SGLB, the shrinkage of this call is applied to ``scale``.

@@ -43,9 +43,10 @@ class SGLB:
     shrink_mode : {'constant', 'decreasing'}, default 'constant'
     learning_rate : float or None, default None
         The booster's learning rate. LightGBM's ``lgb.train`` / ``lgb.cv`` expose it to the objective
-        and it is read from there (and must agree if also given here). ``xgb.train`` and
-        ``LGBMRanker`` do not: give it here; the objective refuses to start without it.
-        ``stochrank.xgboost.XGBRanker`` passes its own.
+        and it is read from there (and must agree if also given here). ``xgb.train`` and LightGBM's
+        own ``lightgbm.LGBMRanker`` do not: give it here; the objective refuses to start without it.
+        ``stochrank.xgboost.XGBRanker`` and ``stochrank.lightgbm.LGBMRanker`` pass their own (and
+        refuse a different one given here).
 
     Differences from CatBoost: CatBoost draws separate noise for split search and for leaf values
     (leaf noise std ``lr * c / sqrt(W + l2)``); here one draw per document serves both, so a leaf's noise

@@ -174,7 +174,7 @@ class StochasticRankObjective(RankingObjective[CascadeArrays]):
         smoothing = dataclasses.replace(
             self._given, owner=self.target.owner, **{k: v for k, v in merged.items() if k not in of_target}
         )
-        return StochasticRankObjective(target, smoothing, sglb)
+        return type(self)(target, smoothing, sglb)  # a subclass stays itself
 
     def __repr__(self) -> str:
         """Show the constructor call that builds an equal objective."""
