@@ -60,6 +60,7 @@ from stochrank.bench.methods import Recipe
 from stochrank.bench.protocol import load_fold
 from stochrank.bench.results import markdown_table, section_header
 from stochrank.bench.stats import minimum_detectable_difference, paired_randomization, paired_t
+from stochrank.bench.target import Target
 from stochrank.bench.trainers import (
     TRAINERS,
     FitSettings,
@@ -313,14 +314,15 @@ def fit(
     rounds: int,
     patience: int,
     tree: dict[str, Any] | None = None,
-    metric: str = "ndcg",
+    metric: str = "ndcg@5",
 ) -> dict[str, Any]:
     """Train one (row, booster, (dataset, fold), seed) or read it from the cache.
 
     ``tree`` overrides the table's tree (:data:`TREE`). ``metric`` is the target the fit early-stops on and
-    is judged by: ``"ndcg"`` (NDCG@5, the dataset's gain) or ``"mrr"`` (whole-list MRR, relevant: label >
-    0), worst-case ties, queries without a relevant document skipped. Returns vali and per-query test values
-    of the target, trees kept and seconds.
+    is judged by, in the bench's spelling (:class:`stochrank.bench.target.Target`: ``"ndcg@5"``, ``"mrr"``,
+    ``"err@10"``, ``"ndcg@1"`` …; NDCG with the dataset's gain, ERR with its top grade), worst-case ties,
+    queries without a relevant document skipped. Returns vali and per-query test values of the target,
+    trees kept and seconds.
     """
     dataset, fold = data
     gain = dataset_gain(dataset)
@@ -342,19 +344,18 @@ def fit(
     # CACHE_VERSION is bumped by hand when stochrank's code changes what a fit learns.
     data_key = [dataset, SYNTHETIC_SIZES] if dataset == "synthetic" else dataset
     fit_key = [type(objective).__name__, repr(objective), booster, params, rounds, patience]
-    fit_key += [] if metric == "ndcg" else [metric]  # NDCG@5's fits keep the keys they were cached under
+    fit_key += [] if metric == f"ndcg@{K}" else [metric]  # NDCG@5's fits keep the keys they were cached under
     key = [CACHE_VERSION, stochrank.__version__, data_key, fold, seed, *fit_key]
 
     def train() -> dict[str, Any]:
         fold_data = load(dataset, fold)
-        k = None if metric == "mrr" else K
-        settings = FitSettings(
-            rounds, patience, k, threads=1, ties="worst", empty="skip", metric=metric, gain=gain
-        )
+        target = Target.parse(metric, gain=gain, max_grade=fold_data.max_grade)
+        settings = FitSettings(rounds, patience, target.k, threads=1, ties="worst", empty="skip",
+                               metric=target.metric, gain=gain, max_grade=fold_data.max_grade)  # fmt: skip
         start = time.perf_counter()
         result = TRAINERS[booster](recipe, params, fold_data, seed, settings)
         test_set = fold_data.test
-        if metric == "ndcg":
+        if metric == f"ndcg@{K}":
             test = ndcg(
                 test_set.y, result.test_scores, test_set.group, k=K, gain=gain, empty="one", per_query=True
             )
@@ -439,7 +440,7 @@ def row_runs(
     rounds: int,
     patience: int,
     tree: dict[str, Any] | None = None,
-    metric: str = "ndcg",
+    metric: str = "ndcg@5",
 ) -> dict[tuple[int, int], dict[str, Any]]:
     """Every (fold, seed) fit of ``row`` on one booster and dataset (:func:`fit`, so cached)."""
     return {

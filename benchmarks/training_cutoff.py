@@ -116,7 +116,7 @@ class CellResult:
         return sum(self.runs[2][key]["vali"] >= self.runs[1][key]["vali"] for key in self.runs[1])
 
 
-def run_cell(cell: Cell, booster: str, cell_rows: list[Row], metric: str = "ndcg") -> CellResult:
+def run_cell(cell: Cell, booster: str, cell_rows: list[Row], metric: str = f"ndcg@{K}") -> CellResult:
     """Every fit of ``cell_rows`` in one (dataset, booster) cell, early-stopped and judged on ``metric``."""
     runs, test = [], []
     for row in cell_rows:
