@@ -453,7 +453,7 @@ def row_runs(
 def seed_mean_test(
     runs: dict[tuple[int, int], dict[str, Any]], folds: list[int], seeds: list[int]
 ) -> np.ndarray:
-    """Per-query test NDCG@5 of :func:`row_runs`' fits, seeds averaged, folds concatenated."""
+    """Per-query test values of :func:`row_runs`' fits (their target), seeds averaged, folds concatenated."""
     return np.concatenate([np.mean([runs[f, s]["test"] for s in seeds], axis=0) for f in folds])
 
 

@@ -281,12 +281,12 @@ def mrr(
     CatBoost's ``StochasticRank:metric=MRR;top=K`` ignores the cut-off in its metric differences (it is
     the gradient of full-list MRR); ``mrr(k=K)`` is the gradient of smoothed MRR@K.
 
-    Measured (benchmarks/RESULTS.md, "MRR as its own training target": fixed settings on MQ2008, CatBoost's
-    query-wise data, LightGBM's ranking example and generated data, LightGBM and XGBoost trees, early stopping
-    on MRR): ``mrr()`` validated lower on MRR than :func:`ndcg` with ``k=5`` in 7 of the 8 dataset × booster
-    cells and tested 0.010-0.013 lower on the generated data (past the first relevant document MRR has no
-    gradient: a plausible cause, not tested). Where MRR is the goal, also try ``ndcg(k)`` early-stopped on MRR
-    (``stochrank.metrics.feval("mrr", k=None)``).
+    Measured, exploratory (benchmarks/RESULTS.md, "MRR as its own training target": fixed settings on MQ2008,
+    CatBoost's query-wise data, LightGBM's ranking example and generated data, LightGBM and XGBoost trees,
+    early stopping on MRR): ``mrr()`` validated lower on MRR than :func:`ndcg` with ``k=5`` in 7 of the 8
+    dataset × booster cells and tested 0.010-0.013 lower than it on generated data, 2,000 training queries per
+    draw (past the first relevant document MRR has no gradient: a plausible cause, not tested). Where MRR is
+    the goal, also try ``ndcg(k)`` early-stopped on MRR (``stochrank.metrics.feval("mrr", k=None)``).
     """
     owner = "stochrank.mrr"
     return StochasticRankObjective(
