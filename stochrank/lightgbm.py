@@ -20,7 +20,6 @@ from .conventions import pop_qid_column, query_offsets, rows_and_queries
 from .metrics import ndcg
 from .objectives import RankingObjective
 from .objectives._docs import check_not_constructor
-from .objectives._run import at_learning_rate
 
 __all__ = ["LGBMRanker"]
 
@@ -95,7 +94,7 @@ class LGBMRanker(lgb.LGBMRanker):
         if isinstance(self.objective, RankingObjective):
             # LightGBM passes LGBMRanker's learning rate to no objective, and trains what _objective holds
             # (its own set_params keeps it in step with objective): SGLB gets the rate here, checked.
-            self._objective = at_learning_rate(self.objective, self.learning_rate, "LGBMRanker")
+            self._objective = self.objective.at_learning_rate(self.learning_rate, "LGBMRanker")
         super().fit(
             X, y, sample_weight=sample_weight, init_score=init_score, group=group, eval_names=eval_names,
             eval_sample_weight=eval_sample_weight, eval_init_score=eval_init_score, eval_metric=eval_metric,

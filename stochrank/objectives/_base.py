@@ -119,6 +119,21 @@ class RankingObjective(ABC, Generic[E]):
     def with_sglb(self, sglb: SGLB | None) -> RankingObjective[E]:
         """Return a copy of this objective with other SGLB settings."""
 
+    def at_learning_rate(self, learning_rate: float | None, booster: str) -> RankingObjective[E]:
+        """Return this objective with SGLB's learning rate set to the booster's ``learning_rate``.
+
+        For the scikit-learn rankers, which know their rate but pass it to no objective: as ``lgb.train``
+        does, a rate given in ``SGLB(learning_rate=...)`` must agree with the booster's (``ValueError``
+        naming ``booster`` otherwise) and a missing one is filled in. Without SGLB, the objective itself.
+        """
+        sglb = self.sglb
+        if sglb is None:
+            return self
+        lr = sglb.booster_learning_rate(learning_rate, booster)
+        if sglb.learning_rate is not None or lr is None:
+            return self
+        return self.with_sglb(dataclasses.replace(sglb, learning_rate=lr))
+
     def parameters(self) -> dict[str, Any]:
         """Return the constructor's parameters by name, e.g. ``{'k': 5, 'sigma': 1.0, ...}`` (a new dict).
 

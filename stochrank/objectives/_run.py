@@ -1,46 +1,24 @@
-"""The state of one training run of one objective on one dataset, and the learning rate it runs at."""
+"""The state of one training run of one objective on one dataset."""
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from .sglb import SGLB
 
-if TYPE_CHECKING:  # _base imports this module
-    from ._base import RankingObjective
-
-__all__ = ["DatasetRuns", "StartScores", "TrainingRun", "at_learning_rate"]
+__all__ = ["DatasetRuns", "StartScores", "TrainingRun"]
 
 E = TypeVar("E")
 
 # Below this SGLB scale the booster's unshrunk model (and the gradients handed to it, divided by the
 # scale) would leave float32, which both boosters use for gradients and XGBoost for margins.
 MIN_SGLB_SCALE = 1e-25
-
-
-def at_learning_rate(
-    objective: RankingObjective[Any], learning_rate: float | None, booster: str
-) -> RankingObjective[Any]:
-    """Return ``objective`` with SGLB's learning rate set to the booster's ``learning_rate``.
-
-    For the scikit-learn rankers, which know their rate but pass it to no objective: as ``lgb.train``
-    does, a rate given in ``SGLB(learning_rate=...)`` must agree with the booster's (``ValueError`` naming
-    ``booster`` otherwise) and a missing one is filled in. Without SGLB the objective is returned as is.
-    """
-    sglb = objective.sglb
-    if sglb is None:
-        return objective
-    lr = sglb.booster_learning_rate(learning_rate, booster)
-    if sglb.learning_rate is not None or lr is None:
-        return objective
-    return objective.with_sglb(dataclasses.replace(sglb, learning_rate=lr))
 
 
 def _constant(preds: npt.NDArray[np.float64]) -> bool:

@@ -150,8 +150,9 @@ class StochasticRankObjective(RankingObjective[CascadeArrays]):
     def parameters(self) -> dict[str, Any]:
         """Return the constructor's arguments by name: ``stochrank.<metric>(**obj.parameters()) == obj``."""
         fields = {f.name: getattr(self.target, f.name) for f in dataclasses.fields(self.target) if f.init}
+        ranking = translation_invariant(self.target.kind)
         for f in dataclasses.fields(self._given):
-            if translation_invariant(self.target.kind) or f.name not in _RANKING_ONLY:
+            if ranking or f.name not in _RANKING_ONLY:
                 fields[f.name] = getattr(self._given, f.name)
         fields["sglb"] = self._sglb
         return fields

@@ -22,7 +22,6 @@ from ..conventions import pop_qid_column, query_offsets, query_weights, rows_and
 from ..metrics import BoosterMetric, feval
 from ..objectives import RankingObjective
 from ..objectives._docs import check_not_constructor
-from ..objectives._run import at_learning_rate
 
 __all__ = ["XGBRanker", "default_metric", "training_setup"]
 
@@ -109,7 +108,7 @@ def training_setup(ranker: xgb.XGBModel) -> tuple[dict[str, Any], Any, Any]:
     obj = ranker.objective
     if isinstance(obj, RankingObjective):
         lr = next((params[key] for key in ("learning_rate", "eta") if params.get(key) is not None), None)
-        obj = at_learning_rate(obj, _DEFAULT_ETA if lr is None else float(lr), type(ranker).__name__)
+        obj = obj.at_learning_rate(_DEFAULT_ETA if lr is None else float(lr), type(ranker).__name__)
     return params, obj, custom_metric
 
 
