@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -63,33 +64,52 @@ def err10(dataset: str) -> Callable[[int], Any]:
     return lambda seed: stochrank.err(k=10, max_grade=top_grade(dataset), seed=seed)
 
 
-# target -> (label, section, NDCG-aimed reference's k, its short name, the direct row's name and factory)
-TARGETS: dict[str, tuple[str, str, int, str, str, Callable[[str], Callable[[int], Any]]]] = {
-    "mrr": ("MRR", "mrr_target", 5, "ndcg(k=5)", "stochrank.mrr() (MRR-aimed)",
-            lambda dataset: lambda seed: stochrank.mrr(seed=seed)),
-    "err@10": ("ERR@10", "err10_target", 10, "ndcg(k=10)", "stochrank.err(k=10) (ERR-aimed)", err10),
-    "ndcg@1": ("NDCG@1", "ndcg1_target", 5, "ndcg(k=5)", "stochrank.ndcg(k=1) (NDCG@1-aimed)",
-               lambda dataset: sr(k=1, gain=dataset_gain(dataset))),
+@dataclass(frozen=True)
+class DirectTarget:
+    """A target, its RESULTS section, the NDCG-aimed stochrank row's cut-off and the row aimed at it."""
+
+    label: str
+    section: str
+    description: str
+    reference_k: int
+    direct_name: str
+    direct: Callable[[str], Callable[[int], Any]]  # dataset -> (seed -> objective)
+
+    @property
+    def reference(self) -> str:
+        """The NDCG-aimed row's short name, e.g. ``ndcg(k=5)``."""
+        return f"ndcg(k={self.reference_k})"
+
+    @property
+    def direct_short(self) -> str:
+        """The direct row's short name, e.g. ``mrr()``."""
+        return self.direct_name.split(" ")[0].removeprefix("stochrank.")
+
+    def rows(self, dataset: str) -> list[Row]:
+        """LambdaMART, the NDCG-aimed stochrank row and the row aimed at the target, for ``dataset``."""
+        k = self.reference_k
+        return [
+            LAMBDAMART,
+            Row(f"stochrank.ndcg(k={k}) (NDCG-aimed)", sr(k=k, gain=dataset_gain(dataset))),
+            Row(self.direct_name, self.direct(dataset)),
+        ]
+
+
+TARGETS = {
+    "mrr": DirectTarget("MRR", "mrr_target", "whole-list MRR, relevant: label > 0", 5,
+                        "stochrank.mrr() (MRR-aimed)", lambda dataset: lambda seed: stochrank.mrr(seed=seed)),
+    "err@10": DirectTarget("ERR@10", "err10_target",
+                           "ERR@10, stop probability (2^r − 1) / 2^(the dataset's top grade)", 10,
+                           "stochrank.err(k=10) (ERR-aimed)", err10),
+    "ndcg@1": DirectTarget("NDCG@1", "ndcg1_target", "NDCG@1 with the dataset's gain", 5,
+                           "stochrank.ndcg(k=1) (NDCG@1-aimed)",
+                           lambda dataset: sr(k=1, gain=dataset_gain(dataset))),
 }  # fmt: skip
-DESCRIPTIONS = {
-    "mrr": "whole-list MRR, relevant: label > 0",
-    "err@10": "ERR@10, stop probability (2^r − 1) / 2^(the dataset's top grade)",
-    "ndcg@1": "NDCG@1 with the dataset's gain",
-}
 
 
-def rows(target: str, dataset: str) -> list[Row]:
-    """LambdaMART, the NDCG-aimed stochrank row and the row aimed at ``target``, for ``dataset``."""
-    _, _, k, _, direct, factory = TARGETS[target]
-    return [
-        LAMBDAMART,
-        Row(f"stochrank.ndcg(k={k}) (NDCG-aimed)", sr(k=k, gain=dataset_gain(dataset))),
-        Row(direct, factory(dataset)),
-    ]
-
-
-def summary_table(results: list[CellResult], label: str, short: str, direct: str) -> str:
+def summary_table(results: list[CellResult], target: DirectTarget) -> str:
     """Per cell: vali of the three rows, and test direct - NDCG-aimed and direct - LambdaMART with p."""
+    label, short, direct = target.label, target.reference, target.direct_short
     p_lambdamart = [paired_t(r.test[2], r.test[0]) for r in results]
     lines = []
     for r, p, adjusted in zip(results, p_lambdamart, holm(p_lambdamart), strict=True):
@@ -114,18 +134,18 @@ def main() -> None:
     parser.add_argument("--boosters", nargs="+", default=["lightgbm", "xgboost"], choices=sorted(TREE))
     parser.add_argument("--quick", action="store_true", help="50 trees, patience 10, fold 1, 1 seed")
     args = parser.parse_args()
-    label, section, _, short, direct_name, _ = TARGETS[args.target]
-    direct = direct_name.split(" ")[0].removeprefix("stochrank.")
+    target = TARGETS[args.target]
+    label = target.label
     cells = QUICK_CELLS if args.quick else CELLS
     start = time.perf_counter()
     results = [
-        run_cell(c, b, rows(args.target, c.dataset), metric=args.target) for b in args.boosters for c in cells
+        run_cell(c, b, target.rows(c.dataset), metric=args.target) for b in args.boosters for c in cells
     ]
     minutes = (time.perf_counter() - start) / 60
     sizes = " / ".join(map(str, SYNTHETIC_SIZES))
     protocol = (
         f"Learning rate {LEARNING_RATE}, LightGBM 31 leaves / XGBoost depth 6, early stopping {PATIENCE} "
-        f"rounds on vali {label} ({DESCRIPTIONS[args.target]}; worst ties, queries without a relevant "
+        f"rounds on vali {label} ({target.description}; worst ties, queries without a relevant "
         'document skipped), 1 thread per fit; the cells of "a deeper default training cut-off": MQ2008\'s '
         "official folds 1-5 × seeds 0-2 at ≤ 600 trees, CatBoost's query-wise data (linear gain for NDCG and "
         "LambdaMART) and LightGBM's ranking example in rotated folds 1-5 × seeds 0-2 at ≤ 1,200 trees, and "
@@ -138,8 +158,8 @@ def main() -> None:
         [
             section_header(f"Quality levers: {label} as its own training target (issue 9, fixed settings)"),
             protocol,
-            summary_table(results, label, short, direct),
-            *[cell_table(r, label, short) for r in results],
+            summary_table(results, target),
+            *[cell_table(r, label, target.reference) for r in results],
             cached_fits_footer(minutes),
         ]
     )
@@ -147,7 +167,7 @@ def main() -> None:
     if args.quick or sorted(args.boosters) != sorted(TREE):
         print("\n(a smoke or one-booster run: the section is written only by a run over both boosters)")
     else:
-        write_results_section(section, body)
+        write_results_section(target.section, body)
 
 
 if __name__ == "__main__":
