@@ -428,6 +428,24 @@ def test_external_tiebreak_keys_match_naive(data, k, ties, key_kind, key_seed, n
     )
 
 
+
+@pytest.mark.parametrize(
+    "keys",
+    [np.array([np.nan, 7.0]), np.array([np.nan, 7.0], dtype=object), np.array([None, 7], dtype=object)],
+    ids=["float-nan", "object-nan", "object-none"],
+)
+def test_tiebreak_keys_refuse_nan_and_none_in_any_dtype(keys):
+    """A missing key would sort as the largest and silently decide the order of tied documents."""
+    with pytest.raises(ValueError, match="'tiebreak' of stochrank.metrics.ndcg contains NaN, None or inf"):
+        M.ndcg([1, 0], [0.5, 0.5], [2], ties="key_descending", tiebreak=keys)
+
+
+def test_tiebreak_keys_refuse_numbers_mixed_with_strings():
+    """numpy would turn [10, 9, 'x'] into strings, where '10' sorts before '9'."""
+    with pytest.raises(TypeError, match=r"numbers or strings \(one kind\); got \['int', 'str'\]"):
+        M.ndcg([0, 1, 0], [0.5, 0.5, 0.5], [3], ties="key_ascending", tiebreak=[10, 9, "x"])
+    assert M.ndcg([0, 1, 0], [0.5, 0.5, 0.5], [3], ties="key_ascending", tiebreak=[10, 9, 11]) == 1.0
+
 @FUZZ
 @given(data=queries(max_size=12), k=st.integers(1, 15), threshold=st.sampled_from([0.0, 0.5, 2.5]))
 def test_trec_denominators_match_naive(data, k, threshold):

@@ -285,3 +285,17 @@ def test_catboost_eval_metric(index):
         assert_agree(
             fn(labels, r.scores, r.group, ties="worst", **conventions), theirs, f"{r.name} CatBoost {name}"
         )
+
+
+@pytest.mark.parametrize("index", range(3), ids=RANKING_IDS)
+def test_catboost_query_auc(index):
+    """CatBoost's ``QueryAUC:type=Classic`` is ``auc(ties='average', empty='zero')``, not the defaults."""
+    eval_metric = pytest.importorskip("catboost.utils").eval_metric
+    r = rankings()[index]
+    group_id = np.repeat(np.arange(r.group.size), r.group)
+    binary = (r.labels > 0.5).astype(np.float64)
+    theirs = eval_metric(binary, r.scores, "QueryAUC:type=Classic", group_id=group_id)[0]
+    ours = M.auc(binary, r.scores, r.group, ties="average", empty="zero")
+    assert_agree(ours, theirs, f"{r.name} CatBoost QueryAUC:type=Classic")
+    if has_ties(r):  # the default tie rule is not CatBoost's
+        assert abs(M.auc(binary, r.scores, r.group, empty="zero") - theirs) > 1e-6

@@ -99,8 +99,8 @@ def auc(
     threshold : float, default 0.0
         Relevance border.
     ties : {"worst", "input", "average", "key_descending", "key_ascending"}, default "worst"
-        Pairs with equal scores. ``"worst"``: lower label first, so a tied pair counts 0 (CatBoost's
-        pessimistic rule, and what StochasticRank's relevance shift converges to); ``"input"``: row
+        Pairs with equal scores. ``"worst"``: lower label first, so a tied pair counts 0 (the pessimistic
+        rule, what StochasticRank's relevance shift converges to); ``"input"``: row
         order; ``"average"``: a tied pair counts 1/2 (scikit-learn's ``roc_auc_score``);
         ``"key_descending"`` / ``"key_ascending"``: by the ``tiebreak`` key (trec_eval / MS MARCO).
     empty : {"skip", "one", "zero"}, default "skip"
@@ -128,8 +128,9 @@ def auc(
     Notes
     -----
     ``ties="average"`` equals ``sklearn.metrics.roc_auc_score(labels > threshold, scores)`` on each
-    query; the mean over queries is the "query AUC" of ranking papers (CatBoost's ``QueryAUC`` with
-    ``type=Classic`` averages per query the same way).
+    query; the mean over queries is the "query AUC" of ranking papers. CatBoost's ``QueryAUC:type=Classic``
+    is ``ties="average", empty="zero"`` (a tied pair counts 1/2, a query without both classes 0), not
+    the defaults.
 
     Examples
     --------

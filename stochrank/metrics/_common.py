@@ -76,8 +76,9 @@ def key_order(tiebreak: Any, offsets: np.ndarray, direction: int, name: str) -> 
             f"'tiebreak' of {owner(name)} must be 1-D with one key per document ({n_rows}); got shape "
             f"{keys.shape}. Pass the document ids in the same row order as 'scores'."
         )
-    if keys.dtype.kind in "fc" and not np.isfinite(keys).all():
-        raise ValueError(f"'tiebreak' of {owner(name)} contains NaN or inf; keys must be comparable.")
+    mixed = keys.dtype.kind in "US" and not isinstance(tiebreak, np.ndarray)
+    if mixed and not all(isinstance(k, str) for k in tiebreak):
+        keys = np.asarray(tiebreak, dtype=object)  # numpy turned numbers mixed with strings into strings
     if keys.dtype.kind not in "biufUS":
         try:
             keys = keys.astype(str) if all(isinstance(k, str) for k in keys) else keys.astype(np.float64)
@@ -86,6 +87,8 @@ def key_order(tiebreak: Any, offsets: np.ndarray, direction: int, name: str) -> 
                 f"'tiebreak' of {owner(name)} must hold numbers or strings (one kind); got "
                 f"{sorted({type(k).__name__ for k in keys})}."
             ) from None
+    if keys.dtype.kind in "fc" and not np.isfinite(keys).all():  # after conversion: None and NaN objects too
+        raise ValueError(f"'tiebreak' of {owner(name)} contains NaN, None or inf; keys must be comparable.")
     rank = np.unique(keys, return_inverse=True)[1].reshape(-1).astype(np.int64)
     query = np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
     order: np.ndarray = np.lexsort((direction * rank, query))  # stable: equal keys keep row order
