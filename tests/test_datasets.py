@@ -615,6 +615,26 @@ def test_ranking_split_checks_its_fields(change: dict, message: str) -> None:
         RankingSplit(**{**fields, **change})
 
 
+@pytest.mark.parametrize(
+    "qid",
+    [
+        np.array(["q7", "q7", "q1", "q1", "q1", "q1"]),
+        np.array([b"a", b"a", b"b", b"b", b"b", b"b"]),
+        np.array([7.0, 7.0, 1.5, 1.5, 1.5, 1.5]),
+        np.array([7, 7, "x", "x", "x", "x"], dtype=object),
+    ],
+)
+def test_ranking_split_accepts_any_query_ids_compared_with_equality(qid: np.ndarray) -> None:
+    split = RankingSplit(np.arange(12.0).reshape(6, 2), np.arange(6.0), qid, np.array([2, 4]))
+    assert split.n_queries == 2 and list(split.qid) == list(qid)  # kept as given
+    rest, held = split_queries(split, 0.5, seed=0)
+    assert sorted([rest.qid[0], held.qid[0]], key=str) == sorted([qid[0], qid[2]], key=str)
+    mixed = qid.copy()
+    mixed[4] = mixed[0]
+    with pytest.raises(ValueError, match=r"query 1 of 'group' \(rows 2\.\.5\) has rows with different 'qid'"):
+        RankingSplit(split.X, split.y, mixed, split.group)
+
+
 # ------------------------------------------------------------------------------------ synthetic
 def test_mslr_like_has_mslr_shapes_and_label_skew() -> None:
     data = synthetic.mslr_like(400, seed=5)

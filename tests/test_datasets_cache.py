@@ -65,16 +65,80 @@ def test_entry_just_written_survives_a_cap_below_its_size(cache: Path, tmp_path:
     assert _entries(cache) == ["b.txt"]
 
 
+def _entry_name(stem: str) -> str:
+    """A name as the cache writes it: ``<stem>-<16 hex digest>-<16 hex digest>.npz``."""
+    return f"{stem}-0123456789abcdef-fedcba9876543210.npz"
+
+
 def test_evict_frees_oldest_first_and_reports_bytes(tmp_path: Path) -> None:
-    sizes = {"old.npz": 300, "mid.npz": 200, "new.npz": 100}
-    for age, (name, size) in enumerate(sizes.items()):
+    old, mid, new = (_entry_name(stem) for stem in ("old", "mid", "new"))
+    for age, (name, size) in enumerate({old: 300, mid: 200, new: 100}.items()):
         path = tmp_path / name
         path.write_bytes(b"x" * size)
         _age(path, 100 - age)
     assert evict(tmp_path, limit=350) == 300
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["mid.npz", "new.npz"]
-    assert evict(tmp_path, keep=tmp_path / "mid.npz", limit=0) == 100
-    assert [p.name for p in tmp_path.iterdir()] == ["mid.npz"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([mid, new])
+    assert evict(tmp_path, keep=tmp_path / mid, limit=0) == 100
+    assert [p.name for p in tmp_path.iterdir()] == [mid]
+
+
+# Files that are not the cache's own: a user's results, and names close to an entry's or a temporary file's
+# (a digest of 15 or 17 hex digits, upper-case hex, another suffix, another prefix, a folder).
+_FOREIGN = [
+    "my_results.npz",
+    "a.txt-0123456789abcdef-fedcba987654321.npz",
+    "a.txt-0123456789abcdef-fedcba98765432100.npz",
+    "a.txt-0123456789ABCDEF-FEDCBA9876543210.npz",
+    "a.txt-0123456789abcdef-fedcba9876543210.npz.bak",
+    "a txt-0123456789abcdef-fedcba9876543210.npz",
+    ".tmp-.npz",
+    ".tmp-abc.npz",
+    "tmp-abcd1234.npz",
+]
+
+
+def _foreign_files(folder: Path) -> dict[str, bytes]:
+    folder.mkdir(parents=True, exist_ok=True)
+    files = {name: f"not stochrank's: {name}".encode() for name in _FOREIGN}
+    for name, content in files.items():
+        (folder / name).write_bytes(content)
+        _age(folder / name, 1000)  # older than any entry: first in line if they counted as entries
+    (folder / "sub-0123456789abcdef-fedcba9876543210.npz").mkdir()
+    return files
+
+
+def _assert_untouched(folder: Path, files: dict[str, bytes]) -> None:
+    assert {name: (folder / name).read_bytes() for name in files if (folder / name).is_file()} == files
+    assert (folder / "sub-0123456789abcdef-fedcba9876543210.npz").is_dir()
+
+
+def test_clear_cache_and_eviction_never_touch_other_files_in_the_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "results"  # a folder of the user's, passed as load(..., cache=folder)
+    files = _foreign_files(folder)
+    data = _ranking_file(tmp_path / "a.txt", 50)
+    load_svmlight_ranking(data, 2, cache=folder)
+    (entry,) = set(folder.iterdir()) - {folder / name for name in files} - set(folder.glob("sub-*"))
+    stale = folder / ".tmp-k3j_9x2q.npz"  # a write interrupted by a crash: the cache's own
+    stale.write_bytes(b"partial")
+    info = cache_info(folder)
+    assert (info.entries, info.size_bytes) == (2, entry.stat().st_size + len(b"partial"))
+
+    assert clear_cache(folder) == info.size_bytes
+    assert not entry.exists() and not stale.exists()
+    _assert_untouched(folder, files)
+    assert cache_info(folder).entries == 0
+
+    monkeypatch.setenv("STOCHRANK_CACHE_MAX_MB", "0")  # every write evicts all but itself
+    load_svmlight_ranking(_ranking_file(tmp_path / "b.txt", 50), 2, cache=folder)
+    load_svmlight_ranking(data, 2, cache=folder)
+    assert [p.name.split("-")[-3] for p in folder.iterdir() if p.name not in files and p.is_file()] == [
+        entry.name.split("-")[-3]
+    ]
+    _assert_untouched(folder, files)
+    assert evict(folder, limit=0) > 0 and cache_info(folder).entries == 0
+    _assert_untouched(folder, files)
 
 
 def test_clear_cache_removes_entries_only_and_reports_bytes(cache: Path, tmp_path: Path) -> None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,7 +22,11 @@ __all__ = ["DEFAULT_MAX_MB", "CacheInfo", "cache_info", "clear_cache", "evict", 
 #: of one web-scale fold (MSLR-WEB30K: about 2 GiB), not every fold of every dataset.
 DEFAULT_MAX_MB = 4096
 
-_ENTRIES = "*.npz"  # cache entries, and interrupted writes (".tmp-*.npz"), which are ours too
+# The cache's own files, named as ``._cache`` writes them: entries ``<stem>-<16 hex>-<16 hex>.npz`` (the stem
+# is at most 80 of ``[A-Za-z0-9._-]``, see ``cache_path``) and the temporary files of interrupted writes,
+# ``tempfile.mkstemp(prefix=".tmp-", suffix=".npz")``: 8 of ``[a-z0-9_]`` between. Any other file in the
+# folder (``cache=`` may be a folder of the user's) is never counted, evicted nor cleared.
+_ENTRY = re.compile(r"[A-Za-z0-9._-]{1,80}-[0-9a-f]{16}-[0-9a-f]{16}\.npz|\.tmp-[a-z0-9_]{8}\.npz")
 
 
 @dataclass(frozen=True)
@@ -65,13 +71,20 @@ def mark_used(entry: Path) -> None:
 
 
 def _entries(directory: Path) -> list[tuple[float, int, Path]]:
+    try:
+        paths = list(directory.iterdir())
+    except OSError:  # no folder (yet), or not readable: no entries, as glob reported before
+        return []
     found = []
-    for path in directory.glob(_ENTRIES):
+    for path in paths:
+        if not _ENTRY.fullmatch(path.name):
+            continue
         try:
-            stat = path.stat()
+            info = path.stat()
         except OSError:  # removed by a parallel writer meanwhile
             continue
-        found.append((stat.st_mtime, stat.st_size, path))
+        if stat.S_ISREG(info.st_mode):
+            found.append((info.st_mtime, info.st_size, path))
     return found
 
 

@@ -22,8 +22,9 @@ class RankingSplit:
         Dense features: float64, or float32 for the large web datasets (see ``DATASETS[name].dtype``).
     y : ndarray of float64, shape (n_documents,)
         Relevance labels.
-    qid : ndarray of int64, shape (n_documents,)
-        Query ids as written in the file (or the query index when the file has none).
+    qid : ndarray, shape (n_documents,)
+        Query ids as written in the file (or the query index when the file has none): int64 from the
+        loaders; any ids compared with ``==`` (str, bytes, float) are accepted and kept as given.
     group : ndarray of int64, shape (n_queries,)
         Documents per query: the lengths of the contiguous runs of equal ``qid``, in row order. A qid
         that reappears after another query starts a new query (LETOR files are contiguous blocks).
@@ -55,10 +56,10 @@ class RankingSplit:
                 )
         offsets = offsets_from_sizes(self.group, n_rows)
         qid = arrays["qid"]
-        starts = offsets[:-1]
-        mixed = np.flatnonzero(np.maximum.reduceat(qid, starts) != np.minimum.reduceat(qid, starts))
-        if mixed.size:
-            first = int(mixed[0])
+        # Each row against its query's first row: equality only, so any ids work (int, float, str, bytes).
+        differs = np.flatnonzero(qid != np.repeat(qid[offsets[:-1]], np.diff(offsets)))
+        if differs.size:
+            first = int(np.searchsorted(offsets, differs[0], side="right")) - 1
             raise ValueError(
                 f"RankingSplit: query {first} of 'group' "
                 f"(rows {offsets[first]}..{offsets[first + 1] - 1}) has rows with different 'qid'; "
