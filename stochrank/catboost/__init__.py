@@ -27,8 +27,13 @@ engine's gradient table and boosting loop) and ``_ranker`` (the estimator).
 
 Examples
 --------
+>>> import stochrank
+>>> from stochrank.catboost import CatBoostRanker, native_loss
 >>> ranker = CatBoostRanker(stochrank.ndcg(k=5)).fit(X, y, group_id=qid)  # doctest: +SKIP
->>> native_loss(stochrank.ndcg(k=5))  # doctest: +SKIP
+
+CatBoost's own loss needs gradient leaves (``hessian="unit"``); the default Newton leaves have none:
+
+>>> native_loss(stochrank.ndcg(k=5, hessian="unit"))  # doctest: +ELLIPSIS
 'StochasticRank:metric=NDCG;top=5;type=Exp;denominator=LogPosition;sigma=1.0;mu=0.0;nu=0.01;...'
 """
 

@@ -18,7 +18,7 @@ import numpy.typing as npt
 
 from ..conventions import offsets_from_qid, offsets_from_sizes, pop_qid_column, query_weights
 
-__all__ = ["_RankingData", "_decode_rows", "_encode_rows", "checked_features", "eval_data"]
+__all__ = ["_RankingData", "_decode_rows", "_encode_rows", "checked_features", "checked_labels", "eval_data"]
 
 
 @dataclass
@@ -76,7 +76,7 @@ class _RankingData:
             return cls(None, X, labels, offsets, weights)
         if y is None:
             raise ValueError(f"Pass the labels of {name}: fit(X, y, group_id=...) or a catboost.Pool.")
-        labels = np.asarray(y, dtype=np.float64).reshape(-1)
+        labels = checked_labels(X, y, name)  # before the query structure, which counts X's rows
         X, column = pop_qid_column(X)  # a DataFrame's 'qid' column (XGBoost's convention) is the group_id
         if column is not None:
             if group_id is not None or group is not None:
@@ -94,12 +94,9 @@ class _RankingData:
         if group_id is not None:
             offsets = offsets_from_qid(group_id, "group_id")
             if offsets[-1] != labels.size:
-                raise ValueError(f"group_id has {offsets[-1]} entries but {name} has {labels.size} labels.")
+                raise ValueError(f"group_id has {offsets[-1]} entries but {name} has {labels.size} rows.")
         else:
             offsets = offsets_from_sizes(group, labels.size, "group")
-        n_rows = np.shape(X)[0]
-        if n_rows != labels.size:
-            raise ValueError(f"{name} has {n_rows} rows but {labels.size} labels.")
         return cls(X, None, labels, offsets, query_weights(weight, offsets, "sample_weight"))
 
     def catboost_pool(self) -> Any:
@@ -122,6 +119,18 @@ class _RankingData:
                 "Pool or one with categorical features."
             )
         return self.pool.get_features()
+
+
+def checked_labels(X: Any, y: Any, name: str) -> npt.NDArray[np.float64]:
+    """Return ``y`` as float64 labels, refusing any count but the rows of ``X`` (of data set ``name``)."""
+    labels = np.asarray(y, dtype=np.float64).reshape(-1)
+    n_rows = _n_rows(X)
+    if n_rows is not None and n_rows != labels.size:
+        y_of, x_of = ("y", "X") if name == "X" else (f"The y of {name}", "its X")
+        raise ValueError(
+            f"{y_of} has {labels.size} labels but {x_of} has {n_rows} rows: give one label per row."
+        )
+    return labels
 
 
 def checked_features(estimator: Any, X: Any, *, reset: bool, categorical: bool) -> Any:
@@ -215,7 +224,7 @@ def eval_data(
     """
     evals = _as_list(eval_set)
     if len(evals) > 1:
-        if isinstance(eval_set, list) and len(eval_set) == 2 and not isinstance(eval_set[0], tuple | list):
+        if isinstance(eval_set, list) and _is_xy(tuple(eval_set)):
             raise ValueError(
                 "eval_set is a list of two items that are not (X, y) tuples; for one eval set pass "
                 "eval_set=[(X_val, y_val)] (or eval_set=(X_val, y_val), or a catboost.Pool)."
@@ -229,6 +238,8 @@ def eval_data(
         return None
     ev = evals[0]
     gid, grp = _single(eval_group_id, "eval_group_id"), _single(eval_group, "eval_group")
+    if isinstance(ev, list) and _is_xy(tuple(ev)):  # [[X, y]]: one eval set, its pair as a list
+        ev = tuple(ev)
     if _is_xy(ev):
         return _RankingData.of(ev[0], ev[1], gid, grp, None, "eval_set")
     return _RankingData.of(ev, None, gid, grp, None, "eval_set")
@@ -250,7 +261,39 @@ def _single(value: Any, name: str) -> Any:
 
 
 def _is_xy(value: Any) -> bool:
-    return isinstance(value, tuple) and len(value) == 2 and not isinstance(value[0], tuple | list)
+    """Whether ``value`` is one ``(X, y)`` pair, not a tuple of two eval sets (Pools or pairs).
+
+    X may be any array-like, a list of rows too; so where X could be an eval set itself, a pair is told
+    by its second item: labels (a numeric array-like, 1-D or one column), not a Pool or a pair.
+    """
+    from catboost import Pool
+
+    if not isinstance(value, tuple) or len(value) != 2:
+        return False
+    return not isinstance(value[0], tuple | list | Pool) or _is_labels(value[1])
+
+
+def _is_labels(value: Any) -> bool:
+    from catboost import Pool
+
+    if isinstance(value, Pool):
+        return False
+    try:
+        array = np.asarray(value)
+    except (ValueError, TypeError):  # ragged: e.g. an (X, y) pair
+        return False
+    return array.dtype.kind in "biuf" and (array.ndim == 1 or (array.ndim == 2 and array.shape[1] == 1))
+
+
+def _n_rows(X: Any) -> int | None:
+    """Return the rows of array-like features (None where it has none: left to the feature check)."""
+    shape = getattr(X, "shape", None)
+    if shape is not None:
+        return int(shape[0]) if len(shape) >= 1 else None
+    try:
+        return len(X)
+    except TypeError:
+        return None
 
 
 # --------------------------------------------------------------------------------- row-index labels

@@ -257,9 +257,12 @@ def native_loss(objective: StochasticRankObjective) -> str:
     Raises
     ------
     ValueError
-        When CatBoost has no equivalent: ``err``/``pfound`` with ``max_grade``, ``mrr`` with
-        ``threshold != 0`` (CatBoost: label > 0), ``lso(order='input')``, ``lso`` with ``sfa > 0``, or an
-        objective that is not a StochasticRank one.
+        ``NoCatBoostEquivalent``, when CatBoost has no equivalent: Newton leaves (``hessian='newton'``,
+        the default of ``ndcg``, ``dcg``, ``err``, ``pfound`` and ``mrr``: CatBoost's StochasticRank has
+        gradient leaves only, so pass ``hessian='unit'``), ``auc``/``map``/``precision``, ``err``/
+        ``pfound`` with ``max_grade``, ``mrr`` with ``threshold != 0`` (CatBoost: label > 0),
+        ``lso(order='input')``, ``lso`` with ``sfa > 0``, or an objective that is not a StochasticRank
+        one.
 
     Warns
     -----
@@ -271,8 +274,13 @@ def native_loss(objective: StochasticRankObjective) -> str:
 
     Examples
     --------
-    >>> native_loss(stochrank.ndcg(k=5))  # doctest: +SKIP
+    >>> import stochrank
+    >>> from stochrank.catboost import native_loss
+    >>> native_loss(stochrank.ndcg(k=5, hessian="unit"))  # doctest: +ELLIPSIS
     'StochasticRank:metric=NDCG;top=5;type=Exp;denominator=LogPosition;sigma=1.0;mu=0.0;nu=0.01;...'
+    >>> native_loss(stochrank.ndcg(k=5))  # Newton leaves, the default  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    NoCatBoostEquivalent: ... CatBoost's StochasticRank has gradient leaves only ...
     """
     loss, deviations = translate(objective)
     for text in deviations:

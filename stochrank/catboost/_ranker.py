@@ -15,7 +15,7 @@ from .._validation import check_choice, check_int
 from ..conventions import pop_qid_column, rows_and_queries, warn_if_nothing_to_rank
 from ..metrics import BoosterMetric
 from ..objectives._docs import check_not_constructor
-from ._data import _RankingData, checked_features, eval_data
+from ._data import _RankingData, checked_features, checked_labels, eval_data
 from ._engine import MAXIMISED_METRICS, UNSUPPORTED_PARAMS, Fitted, StochrankEngine, fit_native
 from ._native import (
     OWNED_PARAMS,
@@ -377,7 +377,7 @@ class CatBoostRanker(BaseEstimator):  # type: ignore[misc]  # scikit-learn ships
         elif y is None:
             raise ValueError("CatBoostRanker.score needs the labels: score(X, y, group_id=...).")
         else:
-            labels = np.asarray(y, dtype=np.float64).reshape(-1)
+            labels = checked_labels(X, y, "X")  # one label per row, before the queries count rows
             where = "CatBoostRanker.score"
             X, offsets = rows_and_queries(
                 X, labels.size, group=group, qid=group_id, where=where, qid_name="group_id"
