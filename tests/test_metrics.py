@@ -428,7 +428,6 @@ def test_external_tiebreak_keys_match_naive(data, k, ties, key_kind, key_seed, n
     )
 
 
-
 @pytest.mark.parametrize(
     "keys",
     [np.array([np.nan, 7.0]), np.array([np.nan, 7.0], dtype=object), np.array([None, 7], dtype=object)],
@@ -436,7 +435,7 @@ def test_external_tiebreak_keys_match_naive(data, k, ties, key_kind, key_seed, n
 )
 def test_tiebreak_keys_refuse_nan_and_none_in_any_dtype(keys):
     """A missing key would sort as the largest and silently decide the order of tied documents."""
-    with pytest.raises(ValueError, match="'tiebreak' of stochrank.metrics.ndcg contains NaN, None or inf"):
+    with pytest.raises(ValueError, match=r"'tiebreak' of stochrank\.metrics\.ndcg contains NaN, None or inf"):
         M.ndcg([1, 0], [0.5, 0.5], [2], ties="key_descending", tiebreak=keys)
 
 
@@ -445,6 +444,7 @@ def test_tiebreak_keys_refuse_numbers_mixed_with_strings():
     with pytest.raises(TypeError, match=r"numbers or strings \(one kind\); got \['int', 'str'\]"):
         M.ndcg([0, 1, 0], [0.5, 0.5, 0.5], [3], ties="key_ascending", tiebreak=[10, 9, "x"])
     assert M.ndcg([0, 1, 0], [0.5, 0.5, 0.5], [3], ties="key_ascending", tiebreak=[10, 9, 11]) == 1.0
+
 
 @FUZZ
 @given(data=queries(max_size=12), k=st.integers(1, 15), threshold=st.sampled_from([0.0, 0.5, 2.5]))
