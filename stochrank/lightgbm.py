@@ -67,7 +67,7 @@ class LGBMRanker(lgb.LGBMRanker):
         eval_init_score: list[Any] | None = None,
         eval_group: list[Any] | None = None,
         eval_metric: Any = None,
-        eval_at: Sequence[int] | None = None,
+        eval_at: int | Sequence[int] | None = None,
         feature_name: Any = "auto",
         categorical_feature: Any = "auto",
         callbacks: list[Callable[..., Any]] | None = None,
@@ -82,7 +82,9 @@ class LGBMRanker(lgb.LGBMRanker):
 
         Parameters beyond LightGBM's: ``qid`` (one query id per row) instead of ``group``; ``eval_qid``
         (one array per eval set) instead of ``eval_group``; ``eval_at=None`` means ``(k,)`` for an objective
-        with cut-off k. Returns self.
+        with cut-off k. As in LightGBM, ``eval_at`` may be one position (``eval_at=3``), ``eval_set`` a list
+        of ``(X, y)`` pairs or one pair, and ``eval_X`` / ``eval_y`` (given together) replace ``eval_set``
+        (not both). Returns self.
         """
         check_not_constructor(self.objective)
         X, group = _query_sizes(X, group, qid, "group", "qid")
@@ -95,10 +97,11 @@ class LGBMRanker(lgb.LGBMRanker):
             # LightGBM passes LGBMRanker's learning rate to no objective, and trains what _objective holds
             # (its own set_params keeps it in step with objective): SGLB gets the rate here, checked.
             self._objective = self.objective.at_learning_rate(self.learning_rate, "LGBMRanker")
+        positions = self._default_eval_at() if eval_at is None else _positions(eval_at)
         super().fit(
             X, y, sample_weight=sample_weight, init_score=init_score, group=group, eval_names=eval_names,
             eval_sample_weight=eval_sample_weight, eval_init_score=eval_init_score, eval_metric=eval_metric,
-            eval_at=self._default_eval_at() if eval_at is None else tuple(eval_at), feature_name=feature_name,
+            eval_at=positions, feature_name=feature_name,
             categorical_feature=categorical_feature, callbacks=callbacks, init_model=init_model, **kwargs,
         )  # fmt: skip
         self.eval_at_ = tuple(int(k) for k in np.atleast_1d(self.booster_.params["eval_at"]))
@@ -133,16 +136,13 @@ def _eval_arguments(
 ) -> dict[str, Any]:
     """Return LightGBM's eval-set arguments with each set's queries checked and turned into sizes.
 
-    ``eval_set=[(X, y), ...]`` and ``eval_X=``/``eval_y=`` (one array or a tuple of them) are both taken and
-    passed on as ``eval_X``/``eval_y`` where LightGBM has them (>= 4.7, which deprecates ``eval_set``).
+    ``eval_set=[(X, y), ...]`` (or one ``(X, y)`` tuple) and ``eval_X=``/``eval_y=`` (one array or a tuple of
+    them) are both taken, under LightGBM 4.7's rules (:func:`_eval_sets`), and passed on as
+    ``eval_X``/``eval_y`` where LightGBM has them (>= 4.7, which deprecates ``eval_set``).
     """
-    if eval_set is None and eval_X is None:
+    sets = _eval_sets(eval_set, eval_X, eval_y)
+    if sets is None:
         return {}
-    if eval_set is not None:
-        sets = list(eval_set)
-    else:
-        xs, ys = (v if isinstance(v, tuple) else (v,) for v in (eval_X, eval_y))
-        sets = list(zip(xs, ys, strict=True))
     sizes: list[Any] = []
     for i, (Xe, ye) in enumerate(sets):
         Xe, s = _query_sizes(
@@ -158,6 +158,50 @@ def _eval_arguments(
     if not _HAS_EVAL_X:
         return {"eval_set": sets, "eval_group": sizes}
     return {"eval_X": tuple(e[0] for e in sets), "eval_y": tuple(e[1] for e in sets), "eval_group": sizes}
+
+
+def _eval_sets(eval_set: Any, eval_X: Any, eval_y: Any) -> list[tuple[Any, Any]] | None:
+    """Return the eval sets as ``[(X, y), ...]`` or None, by LightGBM 4.7's rules (``_validate_eval_set_Xy``).
+
+    ``eval_set`` is a list of ``(X, y)`` pairs or one such tuple, and excludes ``eval_X``/``eval_y``;
+    ``eval_X`` and ``eval_y`` come together, both one array or both tuples of the same length.
+    """
+    if eval_set is not None:
+        if eval_X is not None or eval_y is not None:
+            raise ValueError(
+                "Pass the eval sets once: either eval_set=[(X, y), ...] or eval_X= and eval_y=, not both "
+                "(LightGBM refuses both as well)."
+            )
+        sets = [eval_set] if isinstance(eval_set, tuple) else list(eval_set)
+        for i, pair in enumerate(sets):
+            try:
+                Xe, ye = pair
+            except (TypeError, ValueError):
+                what = type(pair).__name__
+                raise ValueError(f"eval_set[{i}] must be an (X, y) pair; got {what}.") from None
+            sets[i] = (Xe, ye)
+        return sets
+    if (eval_X is None) != (eval_y is None):
+        given, missing = ("eval_X", "eval_y") if eval_y is None else ("eval_y", "eval_X")
+        raise ValueError(
+            f"{given}= is given without {missing}=: pass both (as LightGBM requires), one array each or "
+            "tuples of the same length, one entry per eval set."
+        )
+    if eval_X is None:
+        return None
+    if isinstance(eval_X, tuple) != isinstance(eval_y, tuple) or (
+        isinstance(eval_X, tuple) and len(eval_X) != len(eval_y)
+    ):
+        raise ValueError(
+            "eval_X and eval_y must both be one array or both tuples of the same length (one entry per eval "
+            "set), as LightGBM requires."
+        )
+    return list(zip(eval_X, eval_y, strict=True)) if isinstance(eval_X, tuple) else [(eval_X, eval_y)]
+
+
+def _positions(eval_at: int | Sequence[int]) -> tuple[int, ...]:
+    """Return ``eval_at`` as a tuple: one position (``eval_at=3``, which LightGBM takes) or a sequence."""
+    return (int(eval_at),) if isinstance(eval_at, (int, np.integer)) else tuple(eval_at)
 
 
 def _entry(values: Sequence[Any] | None, i: int) -> Any:

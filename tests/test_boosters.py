@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import xgboost as xgb
 from sklearn.base import clone
+from sklearn.model_selection import GroupKFold
 
 import stochrank
 from stochrank.xgboost import XGBRanker
@@ -100,8 +101,7 @@ def test_lgb_cv_and_xgb_cv_run_with_groups():
         {**LGB_PARAMS, "objective": obj, "metric": "ndcg", "eval_at": [5]},
         lgb.Dataset(X, y, group=sizes),
         num_boost_round=5,
-        nfold=3,
-        stratified=False,
+        folds=GroupKFold(n_splits=3),  # query-wise: lgb.cv splits rows for objective objects
     )
     assert len(res["valid ndcg@5-mean"]) == 5
     xres = xgb.cv(

@@ -4,11 +4,11 @@ A subclass says *what* it optimises: a per-dataset encoding (:meth:`RankingObjec
 once per training set) and the ascent direction of the metric at the current scores
 (:meth:`RankingObjective._ascent`). This class does the rest, the same way for every objective:
 
-* one object works unchanged as ``lgb.train({"objective": obj}, ...)`` / ``lgb.cv`` (``obj(preds,
-  Dataset)``), ``lightgbm.LGBMRanker(objective=obj)`` (``obj(y_true, y_pred, weight, group)``),
-  ``xgb.train(params, dtrain, obj=obj)`` / ``xgb.cv`` (``obj(preds, DMatrix)``), ``stochrank.xgboost.
-  XGBRanker(objective=obj)`` and stochrank's own loops (``obj(preds, RankingTarget)``), see
-  :mod:`stochrank.protocol`;
+* one object works unchanged as ``lgb.train({"objective": obj}, ...)`` / ``lgb.cv`` with query-wise
+  ``folds`` (``obj(preds, Dataset)``), ``lightgbm.LGBMRanker(objective=obj)`` (``obj(y_true, y_pred,
+  weight, group)``), ``xgb.train(params, dtrain, obj=obj)`` / ``xgb.cv`` (``obj(preds, DMatrix)``),
+  ``stochrank.xgboost.XGBRanker(objective=obj)`` and stochrank's own loops (``obj(preds,
+  RankingTarget)``), see :mod:`stochrank.protocol`;
 * it returns ``(grad, hess)`` for *minimisation*: ``grad = -w_q g`` (plus SGLB noise) and ``hess = w_q``
   with unit Hessians and ``hess = w_q κ h`` with Newton leaves: g the ascent direction, h the subclass's
   curvature (:class:`Ascent`), κ scaling h to mean 1 over the documents that have curvature, and w_q the

@@ -2,7 +2,8 @@ r"""StochasticRank objectives: a cascade metric, its noise smoothing, and the bo
 
 One :class:`StochasticRankObjective` works unchanged as
 
-* ``lgb.train({"objective": obj}, dataset)`` and ``lgb.cv`` — called as ``obj(preds, Dataset)``;
+* ``lgb.train({"objective": obj}, dataset)`` and ``lgb.cv`` (with ``folds=GroupKFold(...)``, which keeps
+  queries whole) — called as ``obj(preds, Dataset)``;
 * ``lightgbm.LGBMRanker(objective=obj)`` — called as ``obj(y_true, y_pred, weight, group)``;
 * ``xgb.train(params, dtrain, obj=obj)`` and ``xgb.cv`` — called as ``obj(preds, DMatrix)``;
 * ``stochrank.xgboost.XGBRanker(objective=obj)``.

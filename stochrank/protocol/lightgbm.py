@@ -3,6 +3,12 @@
 ``lgb.train``/``lgb.cv`` pass ``(preds, Dataset)``; ``LGBMRanker`` passes ``(y_true, y_pred, weight,
 group)`` (the 4-argument form, chosen by LightGBM from the parameter count).
 
+``lgb.cv`` keeps queries whole only for LightGBM's own ranking objectives, named by string; with an
+objective object it splits rows (stratified by label, or by position with ``stratified=False``), so its
+folds hold pieces of queries, unless it is given
+``folds=sklearn.model_selection.GroupKFold(n_splits=...)``, which it splits by the Dataset's queries.
+:func:`dataset_info` warns when a subset's queries are pieces of its parent's.
+
 A ``Dataset`` carries per-row labels and weights, query sizes (``get_group()``) and its parameters (the
 learning rate); ``LGBMRanker`` passes the Dataset's own label array on every call, which serves as the
 cache key. Recognised by duck typing: no LightGBM import.
@@ -10,6 +16,7 @@ cache key. Recognised by duck typing: no LightGBM import.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -40,6 +47,7 @@ def dataset_info(ds: Any) -> DatasetInfo:
             "(documents per query, in row order)."
         )
     offsets = offsets_from_sizes(group, labels.size, "Dataset group")
+    _warn_if_queries_cut(ds)
     weights = query_weights(ds.get_weight(), offsets, "Dataset weight")
     lr = None
     params = getattr(ds, "params", None) or {}
@@ -48,6 +56,34 @@ def dataset_info(ds: Any) -> DatasetInfo:
             lr = float(params[key])
             break
     return DatasetInfo(labels, offsets, weights, "lightgbm", lr)
+
+
+def _warn_if_queries_cut(ds: Any) -> None:
+    """Warn when ``ds`` is a subset (``Dataset.subset``, as ``lgb.cv`` makes) holding pieces of queries.
+
+    A subset's queries are its parent's, each cut down to the rows it keeps; a query of which it keeps some
+    rows but not all is a piece. Validation sets (``reference=`` without ``used_indices``) are not subsets.
+    """
+    used, parent = getattr(ds, "used_indices", None), getattr(ds, "reference", None)
+    if used is None or parent is None or len(used) == 0 or parent.get_group() is None:
+        return
+    parent_sizes = np.asarray(parent.get_group(), dtype=np.int64)
+    rows = np.asarray(used, dtype=np.int64)
+    if rows.min() < 0 or rows.max() >= parent_sizes.sum():
+        return  # not LightGBM's subset of this parent: nothing to compare
+    query_of_row = np.repeat(np.arange(parent_sizes.size), parent_sizes)
+    kept = np.bincount(query_of_row[rows], minlength=parent_sizes.size)
+    if np.any((kept > 0) & (kept < parent_sizes)):
+        warnings.warn(
+            "This LightGBM Dataset is a subset of another (Dataset.subset, as lgb.cv makes its folds) that "
+            "holds only some rows of some of its parent's queries: those queries are cut in pieces, the rest "
+            "of each lying outside it (in another lgb.cv fold). lgb.cv keeps queries whole only when the "
+            "objective is one of LightGBM's ranking objectives named by string; otherwise (an objective "
+            "object included) pass folds=sklearn.model_selection.GroupKFold(n_splits=...), which lgb.cv "
+            "splits by the Dataset's queries.",
+            UserWarning,
+            stacklevel=6,  # the caller of the objective or metric (LightGBM's Booster)
+        )
 
 
 def sklearn_info(y_true: Any, weight: Any, group: Any) -> DatasetInfo:
