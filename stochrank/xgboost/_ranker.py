@@ -3,8 +3,9 @@
 ``xgboost.XGBRanker`` refuses callable objectives (its ``__init__`` raises, and ``fit`` filters callables
 out of the parameters). :class:`XGBRanker` keeps xgboost's estimator (parameters, ``predict``,
 ``evals_result()``, ``best_iteration``, saving) and replaces ``fit``: it checks the query structure and
-weights, and for callable objectives builds the DMatrices with query groups and calls ``xgb.train(...,
-obj=objective)``. ``score`` evaluates per query with the query structure it is given.
+weights, and for callable objectives or a stochrank metric builds the DMatrices with query groups and
+calls ``xgb.train(..., obj=objective, custom_metric=metric)``. ``score`` evaluates per query with the query
+structure it is given.
 """
 
 from __future__ import annotations
@@ -28,11 +29,36 @@ __all__ = ["XGBRanker", "default_metric", "training_setup"]
 _DEFAULT_ETA = 0.3  # xgboost's default learning rate
 
 
-_TRAIN_NAMES = ("group", "qid", "sample_weight")
+_TRAIN_NAMES = ("", "group", "qid", "sample_weight")
 
 
-def _eval_names(i: int) -> tuple[str, str, str]:
-    return f"eval_group[{i}]", f"eval_qid[{i}]", f"sample_weight_eval_set[{i}]"
+def _eval_names(i: int) -> tuple[str, str, str, str]:
+    return f"eval_set[{i}]: ", f"eval_group[{i}]", f"eval_qid[{i}]", f"sample_weight_eval_set[{i}]"
+
+
+def _check_labels(X: Any, y: Any, where: str = "") -> None:
+    """Refuse labels that are not one per row of X (XGBoost's DMatrix stops with a C++ stack trace)."""
+    n_rows, n_labels = int(np.shape(X)[0]), int(np.shape(y)[0]) if np.ndim(y) else 0
+    if n_labels != n_rows:
+        raise ValueError(f"{where}y has {n_labels} labels but X has {n_rows} rows: give one label per row.")
+
+
+def _split_metric(metric: Any) -> tuple[Any, Any]:
+    """Split ``eval_metric`` into XGBoost's built-in metrics and the one callable (``custom_metric``)."""
+    if callable(metric):
+        return None, metric
+    if not isinstance(metric, Sequence) or isinstance(metric, str):
+        return metric, None  # None, a name, or something XGBoost refuses with its own message
+    builtin = [m for m in metric if not callable(m)]
+    custom = [m for m in metric if callable(m)]
+    if len(custom) > 1:
+        raise NotImplementedError("XGBoost takes one custom metric: eval_metric lists several callables.")
+    return builtin or None, custom[0] if custom else None
+
+
+def _has_stochrank_metric(metric: Any) -> bool:
+    """Whether ``eval_metric`` is or lists a stochrank metric (``feval``), an ``xgb.train`` custom metric."""
+    return isinstance(_split_metric(metric)[1], BoosterMetric)
 
 
 def _entry(values: Sequence[Any] | None, i: int) -> Any:
@@ -51,15 +77,16 @@ class _RankingSet:
 
     @classmethod
     def of(
-        cls, X: Any, y: Any, group: Any, qid: Any, weight: Any, names: tuple[str, str, str]
+        cls, X: Any, y: Any, group: Any, qid: Any, weight: Any, names: tuple[str, str, str, str]
     ) -> _RankingSet | None:
-        """Check a data set's queries and weights (None without a query structure).
+        """Check a data set's labels, queries and weights (None without a query structure).
 
         Contiguous but unsorted ``qid`` become query sizes (XGBoost's own ``qid`` must be sorted), weights
         constant within each query become one per query (XGBoost wants that for ranking).
         """
-        group_name, qid_name, weight_name = names
+        where, group_name, qid_name, weight_name = names
         X, column = pop_qid_column(X)  # xgboost.XGBRanker's special column
+        _check_labels(X, y, where)
         if column is not None:
             if group is not None or qid is not None:
                 raise ValueError(
@@ -87,25 +114,30 @@ def default_metric(objective: Any) -> str | BoosterMetric:
 
 
 def training_setup(ranker: xgb.XGBModel) -> tuple[dict[str, Any], Any, Any]:
-    """Return ``(params, obj, custom_metric)`` for training a ranker's stochrank objective with ``obj=``.
+    """Return ``(params, obj, custom_metric)`` for training a ranker with ``xgb.train(obj=, custom_metric=)``.
 
-    ``objective`` becomes ``'rank:ndcg'`` (metadata only: the gradients come from ``obj``), ``base_score``
-    defaults to 0 and ``eval_metric`` to :func:`default_metric`; a callable metric is passed as
-    ``custom_metric(preds, DMatrix)``; SGLB gets the ranker's learning rate unless it names one, which
-    must then agree. Shared by :class:`XGBRanker` and :class:`~stochrank.xgboost.DaskXGBRanker`.
+    With a stochrank objective ``objective`` becomes ``'rank:ndcg'`` (metadata only: the gradients come from
+    ``obj``), ``base_score`` defaults to 0 and ``eval_metric`` to :func:`default_metric`; SGLB gets the
+    ranker's learning rate unless it names one, which must then agree. A string objective stays as it is
+    (``obj`` is None). A callable metric (one in an ``eval_metric`` list, too) is passed as
+    ``custom_metric(preds, DMatrix)``. Shared by :class:`XGBRanker` and
+    :class:`~stochrank.xgboost.DaskXGBRanker`.
     """
     params = ranker.get_xgb_params()  # callables (our objective, callable metrics) are filtered out
-    params["objective"] = "rank:ndcg"
-    if params.get("base_score") is None:
-        params["base_score"] = 0.0
-    custom_metric = None
-    metric = default_metric(ranker.objective) if ranker.eval_metric is None else ranker.eval_metric
-    if callable(metric):
-        custom_metric = metric
+    metric = ranker.eval_metric
+    if callable(ranker.objective):
+        params["objective"] = "rank:ndcg"
+        if params.get("base_score") is None:
+            params["base_score"] = 0.0
+        if metric is None:
+            metric = default_metric(ranker.objective)
+    builtin, custom_metric = _split_metric(metric)
+    params.pop("eval_metric", None)  # a list with a callable in it is not filtered out
+    if builtin is not None:
+        params["eval_metric"] = builtin
+    if custom_metric is not None:
         params["disable_default_eval_metric"] = 1
-    else:
-        params["eval_metric"] = metric
-    obj = ranker.objective
+    obj = ranker.objective if callable(ranker.objective) else None
     if isinstance(obj, RankingObjective):
         lr = next((params[key] for key in ("learning_rate", "eta") if params.get(key) is not None), None)
         obj = obj.at_learning_rate(_DEFAULT_ETA if lr is None else float(lr), type(ranker).__name__)
@@ -131,7 +163,10 @@ class XGBRanker(xgb.XGBRanker):
     * ``SGLB`` gets this ranker's learning rate unless it names one, which must then agree;
     * every eval set needs its query structure (``eval_group`` or ``eval_qid``).
 
-    String objectives (``'rank:ndcg'`` …) behave exactly as in ``xgboost.XGBRanker``.
+    String objectives (``'rank:ndcg'`` …) behave as in ``xgboost.XGBRanker``, except that a stochrank
+    ``BoosterMetric`` in ``eval_metric`` (alone or in a list) is passed to ``xgb.train(custom_metric=...)``
+    and maximised, as with a stochrank objective, instead of being called per query as ``f(y_true, y_score)``.
+    Other callable metrics keep ``xgboost.XGBRanker``'s per-query convention.
     """
 
     def __init__(self, *, objective: Any = "rank:ndcg", **kwargs: Any) -> None:
@@ -167,9 +202,10 @@ class XGBRanker(xgb.XGBRanker):
         be sorted, unlike XGBoost's own ``qid``, and may be strings, which XGBoost's DMatrix refuses);
         ``sample_weight`` one weight per query, or one per row constant within each query. Each
         ``eval_set[i]`` needs ``eval_group[i]`` or ``eval_qid[i]``. The query structure and weights are
-        checked here, so mistakes get a message naming the fix instead of an XGBoost stack trace; XGBoost
-        then gets query sizes and per-query weights. For ``xgb.train`` convert string ids yourself:
-        ``group=stochrank.group_sizes(qid)``.
+        checked here, as is one label per row, so mistakes get a message naming the fix instead of an XGBoost
+        stack trace; XGBoost then gets query sizes and per-query weights. For ``xgb.train`` convert string
+        ids yourself: ``group=stochrank.group_sizes(qid)``. ``xgb_model`` continues training from a Booster,
+        a saved model's file name or a fitted XGBoost estimator.
         """
         check_not_constructor(self.objective)
         train = _RankingSet.of(X, y, group, qid, sample_weight, _TRAIN_NAMES)
@@ -189,7 +225,7 @@ class XGBRanker(xgb.XGBRanker):
                 )
             evals.append(valid)
         eval_weights = [e.weights for e in evals] if any(e.weights is not None for e in evals) else None
-        if not callable(self.objective):
+        if not callable(self.objective) and not _has_stochrank_metric(self.eval_metric):
             return super().fit(
                 train.X, y, group=train.sizes, sample_weight=train.weights, base_margin=base_margin,
                 eval_set=[(e.X, e.y) for e in evals] or None, eval_group=[e.sizes for e in evals] or None,
@@ -198,6 +234,8 @@ class XGBRanker(xgb.XGBRanker):
             )  # fmt: skip
 
         params, objective, custom_metric = training_setup(self)
+        # as xgboost's fit: a fitted XGBModel becomes its Booster, the constructor's feature_weights apply
+        model, _, params, feature_weights = self._configure_fit(xgb_model, params, feature_weights)
 
         dtrain = self._dmatrix(train, base_margin)
         if feature_weights is not None:
@@ -217,7 +255,7 @@ class XGBRanker(xgb.XGBRanker):
             early_stopping_rounds=self.early_stopping_rounds,
             evals_result=evals_result,
             verbose_eval=verbose,
-            xgb_model=xgb_model,
+            xgb_model=model,
             callbacks=self.callbacks,
         )
         self.evals_result_ = evals_result
@@ -266,6 +304,7 @@ class XGBRanker(xgb.XGBRanker):
             Without a query structure: XGBoost would score the whole data as one query.
         """
         labels = np.asarray(y, dtype=np.float64).reshape(-1)
+        _check_labels(X, labels)
         X, offsets = rows_and_queries(X, labels.size, group=group, qid=qid, where="XGBRanker.score")
         data = xgb.DMatrix(
             X,
@@ -282,9 +321,12 @@ class XGBRanker(xgb.XGBRanker):
         metric = self.eval_metric
         if metric is None and callable(self.objective):
             metric = self._default_metric()
-        if not callable(metric):
+        _, custom = _split_metric(metric)  # training reports a custom metric after the built-in ones
+        if custom is None:
             text = booster.eval(data, "eval")  # "[0]\teval-ndcg@5:0.743314", the last metric last
             return float(text.split()[-1].rsplit(":", 1)[1])
-        if not callable(self.objective):  # xgboost.XGBRanker's convention: metric(y_true, y_score) per query
+        metric = custom
+        if not callable(self.objective) and not isinstance(metric, BoosterMetric):
+            # xgboost.XGBRanker's convention: metric(y_true, y_score) per query
             metric = xgb.sklearn.ltr_metric_decorator(metric, self.n_jobs)
         return float(metric(booster.predict(data, output_margin=True), data)[1])
