@@ -252,6 +252,24 @@ def test_dask_xgbranker_eval_set_early_stopping_and_reproducible(client: Any, mq
     assert np.array_equal(ranker.predict(vX).compute(), again.predict(vX).compute())
 
 
+@pytest.mark.parametrize("objective", ["rank:ndcg", "stochrank"])
+def test_dask_xgbranker_stochrank_metric_is_the_whole_sets_mean(client: Any, mq: Any, objective: str) -> None:
+    """``feval`` is XGBoost's custom metric, with a string objective too, and its logged value is the mean
+    over every worker's queries (XGBoost itself reports the plain mean of the workers' own values)."""
+    X, y, qid, _ = _two_partitions(mq, client)
+    vX, vy, vq, _ = _two_partitions(load_mq2008(split="vali"), client)
+    metric = stochrank.metrics.feval("ndcg", k=5)
+    objective_of = {"rank:ndcg": "rank:ndcg", "stochrank": stochrank.ndcg(k=5)}
+    ranker = DaskXGBRanker(objective=objective_of[objective], eval_metric=metric, n_estimators=4, max_depth=3,
+                           allow_group_split=True)  # fmt: skip
+    ranker.client = client
+    ranker.fit(X, y, qid=qid, eval_set=[(vX, vy)], eval_qid=[vq])
+    curve = ranker.evals_result()["validation_0"][metric.name]
+    scores = ranker.predict(vX).compute()  # in the partitions' row order, as the labels below
+    expected = stochrank.metrics.ndcg(vy.compute(), scores, stochrank.group_sizes(vq.compute()), k=5)
+    assert len(curve) == 4 and curve[-1] == pytest.approx(expected, rel=1e-6)
+
+
 @pytest.mark.slow
 def test_dask_xgbranker_repartitions_dataframes_by_query(client: Any) -> None:
     """allow_group_split=False (default): scattered queries in DataFrames are made whole before training."""

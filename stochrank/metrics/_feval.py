@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_choice
-from ..protocol import DatasetCache
+from ..protocol import DatasetCache, sum_over_workers
 from ._auc import auc
 from ._cascade import err, mrr, pfound
 from ._dcg import dcg, ndcg
@@ -137,19 +137,27 @@ class BoosterMetric:
             sizes, weights = sizes[filled], None if weights is None else weights[filled]
         if weights is not None and not weights.any():
             # Only a distributed worker's share is let through with all-zero weights: nothing to measure.
-            value = math.nan
+            weighted_sum, total = 0.0, 0.0
         else:
-            value = METRICS[self.metric](
+            per_query = METRICS[self.metric](
                 info.labels,
                 call.preds,
                 sizes,
                 weight=weights,
+                per_query=True,
                 **cutoff(self.metric, self.k),
                 **self.conventions,
             )
-        if info.library == "xgboost":
-            return self.name, value
-        return self.name, value, True
+            keep = ~np.isnan(per_query)  # skipped queries
+            w = np.ones(per_query.size) if weights is None else weights
+            weighted_sum, total = float(np.dot(w[keep], per_query[keep])), float(w[keep].sum())
+        if info.library != "xgboost":
+            return self.name, weighted_sum / total if total > 0.0 else math.nan, True
+        # Distributed XGBoost evaluates a custom metric on each worker's rows and reports the plain mean of
+        # the workers' values: the weighted mean over the whole set needs the sums of every worker. Each
+        # worker calls the metric once per evaluation, which keeps the all-reduce in step.
+        weighted_sum, total = sum_over_workers(info, np.array([weighted_sum, total]))
+        return self.name, weighted_sum / total if total > 0.0 else math.nan
 
     def __getstate__(self) -> dict[str, Any]:
         # The cache holds weak references to live datasets: not picklable, and meaningless elsewhere.
@@ -195,6 +203,9 @@ def feval(metric: str = "ndcg", *, k: int | None = 5, **conventions: Any) -> Boo
       ``params["disable_default_eval_metric"] = 1`` so that early stopping watches this metric.
     - An empty XGBoost group (``DMatrix(group=[..., 0])``) is left out, as the objectives leave it; XGBoost's
       own ``ndcg`` counts it as an NDCG of 1.
+    - On distributed XGBoost (Dask, Spark) each worker holds part of the queries: the value is the weighted
+      mean over all of them (the workers' sums are all-reduced), not XGBoost's plain mean of the workers'
+      own values, which it applies to custom metrics.
 
     Examples
     --------

@@ -16,7 +16,7 @@ from xgboost import dask as dxgb
 
 from ..conventions.partitions import check_query_partitions, n_partitions, query_arrangement
 from ..objectives._docs import check_not_constructor
-from ._ranker import training_setup
+from ._ranker import _has_stochrank_metric, training_setup
 
 __all__ = ["DaskXGBRanker"]
 
@@ -66,6 +66,9 @@ class DaskXGBRanker(dxgb.DaskXGBRanker):
     ) -> DaskXGBRanker:
         """Fit like ``xgboost.dask.DaskXGBRanker.fit``; with a stochrank objective train with ``obj=``.
 
+        A stochrank metric (``feval``) is passed as ``custom_metric`` (maximised) whatever the objective;
+        upstream would call it per query as ``f(y_true, y_score)``.
+
         ``qid`` is one query id per row (Dask array or Series); each ``eval_set[i]`` needs ``eval_qid[i]``.
 
         Raises
@@ -75,7 +78,7 @@ class DaskXGBRanker(dxgb.DaskXGBRanker):
             query's rows are in more than one partition.
         """
         check_not_constructor(self.objective)
-        if callable(self.objective):
+        if self._trains_with_xgb_train():
             if qid is None:
                 raise ValueError("DaskXGBRanker.fit needs the query structure: pass qid=<one id per row>.")
             n_eval = len(eval_set) if eval_set is not None else 0
@@ -130,8 +133,15 @@ class DaskXGBRanker(dxgb.DaskXGBRanker):
         )
         return result
 
+    def _trains_with_xgb_train(self) -> bool:
+        """Whether to train with ``xgb.train(obj=, custom_metric=)``: a stochrank objective or metric.
+
+        Upstream would call a stochrank metric (``feval``) per query as ``f(y_true, y_score)``.
+        """
+        return callable(self.objective) or _has_stochrank_metric(self.eval_metric)
+
     async def _fit_async(self, X: Any, y: Any, **kwargs: Any) -> DaskXGBRanker:
-        if not callable(self.objective):
+        if not self._trains_with_xgb_train():
             result: DaskXGBRanker = await super()._fit_async(X, y, **kwargs)
             return result
         params, objective, custom_metric = training_setup(self)
