@@ -270,6 +270,26 @@ def test_dask_xgbranker_stochrank_metric_is_the_whole_sets_mean(client: Any, mq:
     assert len(curve) == 4 and curve[-1] == pytest.approx(expected, rel=1e-6)
 
 
+def test_stochrank_metric_with_an_eval_set_on_one_worker(client: Any, mq: Any) -> None:
+    """A worker holding none of the eval rows evaluates an empty DMatrix: it shares nothing, the value is the
+    eval set's own (training used to fail: that worker could not read its share's query groups)."""
+    X, y, qid, _ = _two_partitions(mq, client)
+    vali = load_mq2008(split="vali")
+    workers = sorted(client.scheduler_info()["workers"])
+    vX, vy, vq = (
+        da.from_delayed(client.scatter(a, workers=[workers[0]]), shape=a.shape, dtype=a.dtype)
+        for a in (vali.X, vali.y, vali.qid)
+    )
+    metric = stochrank.metrics.feval("ndcg", k=5)
+    ranker = DaskXGBRanker(objective=stochrank.ndcg(k=5), eval_metric=metric, n_estimators=3, max_depth=3,
+                           allow_group_split=True)  # fmt: skip
+    ranker.client = client
+    ranker.fit(X, y, qid=qid, eval_set=[(vX, vy)], eval_qid=[vq])
+    curve = ranker.evals_result()["validation_0"][metric.name]
+    expected = stochrank.metrics.ndcg(vali.y, ranker.predict(vX).compute(), vali.group, k=5)
+    assert len(curve) == 3 and curve[-1] == pytest.approx(expected, rel=1e-6)
+
+
 @pytest.mark.slow
 def test_dask_xgbranker_repartitions_dataframes_by_query(client: Any) -> None:
     """allow_group_split=False (default): scattered queries in DataFrames are made whole before training."""

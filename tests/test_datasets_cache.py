@@ -163,3 +163,18 @@ def test_cache_cap_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch)
             ValueError, match=rf"STOCHRANK_CACHE_MAX_MB must be a non-negative .* got '{bad}'"
         ):
             max_bytes()
+
+
+def test_a_new_version_replaces_only_the_cache_entry_of_its_file(tmp_path: Path) -> None:
+    """Rewriting an entry removes its older versions, not a user's file that shares the entry's prefix."""
+    folder = tmp_path / "results"
+    data = _ranking_file(tmp_path / "a.txt", 50)
+    load_svmlight_ranking(data, 2, cache=folder)
+    (first,) = folder.iterdir()
+    namesake = folder / (first.name.rsplit("-", 1)[0] + "-my-notes.npz")  # the entry's prefix, not its form
+    namesake.write_bytes(b"mine")
+    _ranking_file(data, 60)  # the file changes: a new version of its entry is written
+    os.utime(data, (first.stat().st_mtime + 10, first.stat().st_mtime + 10))
+    load_svmlight_ranking(data, 2, cache=folder)
+    assert not first.exists() and namesake.read_bytes() == b"mine"
+    assert cache_info(folder).entries == 1

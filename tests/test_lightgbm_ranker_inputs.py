@@ -16,7 +16,7 @@ from stochrank.lightgbm import LGBMRanker
 
 KW = {"n_estimators": 3, "learning_rate": 0.3, "num_leaves": 7, "min_child_samples": 5, "verbose": -1,
       "n_jobs": 1}  # fmt: skip
-CUT = "cut in pieces"  # stochrank's warning about a Dataset subset that cuts its parent's queries
+CUT = "ranked in pieces"  # stochrank's warning about a Dataset subset that cuts its parent's queries
 # LightGBM 4.7 deprecates eval_set (stochrank passes eval_X / eval_y on): not what these tests are about.
 pytestmark = pytest.mark.filterwarnings("ignore:The argument 'eval_set' is deprecated")
 

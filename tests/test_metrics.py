@@ -446,6 +446,13 @@ def test_tiebreak_keys_refuse_numbers_mixed_with_strings():
     assert M.ndcg([0, 1, 0], [0.5, 0.5, 0.5], [3], ties="key_ascending", tiebreak=[10, 9, 11]) == 1.0
 
 
+@pytest.mark.parametrize("as_type", [list, np.array, lambda keys: np.array(keys, dtype=object)])
+def test_tiebreak_keys_of_bytes_compare_as_bytes(as_type):
+    """A list, an array and an object array of bytes keys order alike: by bytes (b'10' before b'9')."""
+    value = M.ndcg([0, 1], [0.5, 0.5], [2], ties="key_ascending", tiebreak=as_type([b"10", b"9"]))
+    assert value == pytest.approx(1 / np.log2(3))
+
+
 @FUZZ
 @given(data=queries(max_size=12), k=st.integers(1, 15), threshold=st.sampled_from([0.0, 0.5, 2.5]))
 def test_trec_denominators_match_naive(data, k, threshold):

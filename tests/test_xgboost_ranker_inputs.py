@@ -4,6 +4,7 @@ ranker, constructor feature_weights, and labels that do not match the rows."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 import xgboost as xgb
 
@@ -138,3 +139,17 @@ def test_labels_that_do_not_match_the_rows_are_refused_by_name(data, objective):
     ranker.fit(X, y, qid=qid)
     with pytest.raises(ValueError, match=rf"^y has {m - 1} labels but X has {m} rows"):
         ranker.score(Xv, yv[:-1], qid=qv)
+
+
+def test_score_with_a_string_objective_and_a_plain_callable_in_a_list_is_xgboosts():
+    """``xgboost.XGBRanker.score`` reports the last built-in metric when a callable is in a list: the same."""
+    X, y, _, qid = make_queries(n_queries=30)
+
+    def top_label(y_true, y_score):  # per query, as xgboost.XGBRanker calls it
+        return float(y_true[np.argmax(y_score)])
+
+    params = {"objective": "rank:ndcg", "eval_metric": ["ndcg@3", top_label], "n_estimators": 3, "n_jobs": 1}
+    ours = XGBRanker(**params).fit(X, y, qid=qid)
+    theirs = xgb.XGBRanker(**params).fit(X, y, qid=qid)
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])]).assign(qid=qid)  # xgboost's form
+    assert ours.score(X, y, qid=qid) == pytest.approx(theirs.score(frame, y), rel=1e-6)

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ._eviction import evict, mark_used
+from ._eviction import evict, is_cache_file, mark_used
 
 __all__ = ["cache_dir"]
 
@@ -115,7 +115,7 @@ def write_cache(store: Path, parsed: tuple[np.ndarray, ...]) -> None:
                 os.unlink(tmp)
         source_prefix = store.name.rsplit("-", 1)[0] + "-"
         for old in store.parent.glob(f"{_glob_escape(source_prefix)}*.npz"):
-            if old != store:
+            if old != store and is_cache_file(old):  # another version of this entry, never a user's file
                 old.unlink(missing_ok=True)
         evict(store.parent, keep=store)
     except OSError as exc:

@@ -16,7 +16,16 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["DEFAULT_MAX_MB", "CacheInfo", "cache_info", "clear_cache", "evict", "mark_used", "max_bytes"]
+__all__ = [
+    "DEFAULT_MAX_MB",
+    "CacheInfo",
+    "cache_info",
+    "clear_cache",
+    "evict",
+    "is_cache_file",
+    "mark_used",
+    "max_bytes",
+]
 
 #: Default cap of the cache in MiB: a few copies of the bundled MQ2008 (about 30 MiB for its 5 folds) and
 #: of one web-scale fold (MSLR-WEB30K: about 2 GiB), not every fold of every dataset.
@@ -27,6 +36,11 @@ DEFAULT_MAX_MB = 4096
 # ``tempfile.mkstemp(prefix=".tmp-", suffix=".npz")``: 8 of ``[a-z0-9_]`` between. Any other file in the
 # folder (``cache=`` may be a folder of the user's) is never counted, evicted nor cleared.
 _ENTRY = re.compile(r"[A-Za-z0-9._-]{1,80}-[0-9a-f]{16}-[0-9a-f]{16}\.npz|\.tmp-[a-z0-9_]{8}\.npz")
+
+
+def is_cache_file(path: Path) -> bool:
+    """Whether ``path`` is named as one of the cache's own files (an entry or an interrupted write)."""
+    return _ENTRY.fullmatch(path.name) is not None
 
 
 @dataclass(frozen=True)
@@ -77,7 +91,7 @@ def _entries(directory: Path) -> list[tuple[float, int, Path]]:
         return []
     found = []
     for path in paths:
-        if not _ENTRY.fullmatch(path.name):
+        if not is_cache_file(path):
             continue
         try:
             info = path.stat()

@@ -76,12 +76,17 @@ def key_order(tiebreak: Any, offsets: np.ndarray, direction: int, name: str) -> 
             f"'tiebreak' of {owner(name)} must be 1-D with one key per document ({n_rows}); got shape "
             f"{keys.shape}. Pass the document ids in the same row order as 'scores'."
         )
-    mixed = keys.dtype.kind in "US" and not isinstance(tiebreak, np.ndarray)
-    if mixed and not all(isinstance(k, str) for k in tiebreak):
+    kind = {"U": str, "S": bytes}.get(keys.dtype.kind)
+    if (
+        kind is not None
+        and not isinstance(tiebreak, np.ndarray)
+        and not all(isinstance(k, kind) for k in tiebreak)
+    ):
         keys = np.asarray(tiebreak, dtype=object)  # numpy turned numbers mixed with strings into strings
     if keys.dtype.kind not in "biufUS":
         try:
-            keys = keys.astype(str) if all(isinstance(k, str) for k in keys) else keys.astype(np.float64)
+            text = next((t for t in (str, bytes) if all(isinstance(k, t) for k in keys)), None)
+            keys = keys.astype(text) if text is not None else keys.astype(np.float64)
         except (TypeError, ValueError):
             raise TypeError(
                 f"'tiebreak' of {owner(name)} must hold numbers or strings (one kind); got "

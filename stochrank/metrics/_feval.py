@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_choice
-from ..protocol import DatasetCache, sum_over_workers
+from ..protocol import DatasetCache
+from ..protocol.xgboost import collective_sum, in_distributed_training, is_dmatrix
 from ._auc import auc
 from ._cascade import err, mrr, pfound
 from ._dcg import dcg, ndcg
@@ -127,6 +128,31 @@ class BoosterMetric:
             for XGBoost, which takes the direction from ``xgb.train(maximize=True)`` instead.
             The dataset's query weights are applied.
         """
+        if not (is_dmatrix(b) and in_distributed_training()):
+            weighted_sum, total, library = self._sums(a, b, weight, group)
+            value = weighted_sum / total if total > 0.0 else math.nan
+            return (self.name, value) if library == "xgboost" else (self.name, value, True)
+        # Distributed XGBoost evaluates a custom metric on each worker's rows and reports the plain mean of
+        # the workers' values: the weighted mean over the whole set needs every worker's sums. A worker
+        # holding none of this set's rows gets an empty DMatrix; one that fails still joins the all-reduce
+        # (which every worker reaches once per evaluation), so all stop together instead of waiting.
+        failure: Exception | None = None
+        try:
+            weighted_sum, total = (0.0, 0.0) if b.num_row() == 0 else self._sums(a, b, None, None)[:2]
+        except Exception as exc:  # re-raised below, after the all-reduce
+            failure, weighted_sum, total = exc, 0.0, 0.0
+        weighted_sum, total, failed = collective_sum(np.array([weighted_sum, total, failure is not None]))
+        if failure is not None:
+            raise failure
+        if failed:
+            raise RuntimeError(
+                f"{self!r}: another worker of the distributed XGBoost training failed to evaluate this "
+                "metric (its error is in that worker's log); every worker stops with it."
+            )
+        return self.name, weighted_sum / total if total > 0.0 else math.nan
+
+    def _sums(self, a: Any, b: Any, weight: Any, group: Any) -> tuple[float, float, str]:
+        """Return this process's weighted sum of per-query values, their total weight and the library."""
         call = self._cache.unpack(a, b, weight, group)
         info = call.info
         sizes, weights = np.diff(info.offsets), info.weights
@@ -137,27 +163,19 @@ class BoosterMetric:
             sizes, weights = sizes[filled], None if weights is None else weights[filled]
         if weights is not None and not weights.any():
             # Only a distributed worker's share is let through with all-zero weights: nothing to measure.
-            weighted_sum, total = 0.0, 0.0
-        else:
-            per_query = METRICS[self.metric](
-                info.labels,
-                call.preds,
-                sizes,
-                weight=weights,
-                per_query=True,
-                **cutoff(self.metric, self.k),
-                **self.conventions,
-            )
-            keep = ~np.isnan(per_query)  # skipped queries
-            w = np.ones(per_query.size) if weights is None else weights
-            weighted_sum, total = float(np.dot(w[keep], per_query[keep])), float(w[keep].sum())
-        if info.library != "xgboost":
-            return self.name, weighted_sum / total if total > 0.0 else math.nan, True
-        # Distributed XGBoost evaluates a custom metric on each worker's rows and reports the plain mean of
-        # the workers' values: the weighted mean over the whole set needs the sums of every worker. Each
-        # worker calls the metric once per evaluation, which keeps the all-reduce in step.
-        weighted_sum, total = sum_over_workers(info, np.array([weighted_sum, total]))
-        return self.name, weighted_sum / total if total > 0.0 else math.nan
+            return 0.0, 0.0, info.library
+        per_query = METRICS[self.metric](
+            info.labels,
+            call.preds,
+            sizes,
+            weight=weights,
+            per_query=True,
+            **cutoff(self.metric, self.k),
+            **self.conventions,
+        )
+        keep = ~np.isnan(per_query)  # skipped queries
+        w = np.ones(per_query.size) if weights is None else weights
+        return float(np.dot(w[keep], per_query[keep])), float(w[keep].sum()), info.library
 
     def __getstate__(self) -> dict[str, Any]:
         # The cache holds weak references to live datasets: not picklable, and meaningless elsewhere.
@@ -205,7 +223,8 @@ def feval(metric: str = "ndcg", *, k: int | None = 5, **conventions: Any) -> Boo
       own ``ndcg`` counts it as an NDCG of 1.
     - On distributed XGBoost (Dask, Spark) each worker holds part of the queries: the value is the weighted
       mean over all of them (the workers' sums are all-reduced), not XGBoost's plain mean of the workers'
-      own values, which it applies to custom metrics.
+      own values, which it applies to custom metrics. So while a worker's collective is live, the metric
+      must be called by every worker alike (as training does), not by one alone.
 
     Examples
     --------

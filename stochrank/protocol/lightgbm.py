@@ -76,11 +76,11 @@ def _warn_if_queries_cut(ds: Any) -> None:
     if np.any((kept > 0) & (kept < parent_sizes)):
         warnings.warn(
             "This LightGBM Dataset is a subset of another (Dataset.subset, as lgb.cv makes its folds) that "
-            "holds only some rows of some of its parent's queries: those queries are cut in pieces, the rest "
-            "of each lying outside it (in another lgb.cv fold). lgb.cv keeps queries whole only when the "
-            "objective is one of LightGBM's ranking objectives named by string; otherwise (an objective "
-            "object included) pass folds=sklearn.model_selection.GroupKFold(n_splits=...), which lgb.cv "
-            "splits by the Dataset's queries.",
+            "holds only some rows of some of its parent's queries, so those queries are ranked in pieces. "
+            "If it is an lgb.cv fold: lgb.cv keeps queries whole only when the objective is one of "
+            "LightGBM's ranking objectives named by string; otherwise (an objective object included) pass "
+            "folds=sklearn.model_selection.GroupKFold(n_splits=...), which lgb.cv splits by the Dataset's "
+            "queries. A subset that samples documents within queries on purpose can ignore this warning.",
             UserWarning,
             stacklevel=6,  # the caller of the objective or metric (LightGBM's Booster)
         )

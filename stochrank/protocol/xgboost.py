@@ -16,7 +16,7 @@ from ..conventions import query_weights
 from .dense import dense_features
 from .info import DatasetInfo
 
-__all__ = ["collective_sum", "dmatrix_features", "dmatrix_info", "is_dmatrix"]
+__all__ = ["collective_sum", "dmatrix_features", "dmatrix_info", "in_distributed_training", "is_dmatrix"]
 
 
 def is_dmatrix(obj: Any) -> bool:
@@ -37,7 +37,8 @@ def dmatrix_info(dm: Any) -> DatasetInfo:
         raise ValueError(f"DMatrix group_ptr ends at {ptr[-1]} but the DMatrix has {labels.size} rows.")
     w = dm.get_weight()
     # A worker of a distributed training may hold only zero-weight queries; the others train.
-    weights = query_weights(w if np.asarray(w).size else None, ptr, "DMatrix weight", part=_distributed())
+    part = in_distributed_training()
+    weights = query_weights(w if np.asarray(w).size else None, ptr, "DMatrix weight", part=part)
     return DatasetInfo(labels, ptr, weights, "xgboost", None)
 
 
@@ -55,7 +56,7 @@ def dmatrix_features(dm: Any) -> tuple[npt.NDArray[np.float64] | None, str]:
     return dense_features(dm.get_data()), ""
 
 
-def _distributed() -> bool:
+def in_distributed_training() -> bool:
     """Whether this process is one worker of a distributed XGBoost training (Dask, Spark)."""
     collective = sys.modules.get("xgboost.collective")  # loaded by xgboost itself; never imported here
     return collective is not None and bool(collective.is_distributed())
@@ -69,7 +70,7 @@ def collective_sum(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     objective once per iteration, which keeps the all-reduce in step. Outside a distributed training (no
     ``xgboost.collective`` loaded, or a world of one) nothing is communicated.
     """
-    if not _distributed():
+    if not in_distributed_training():
         return values
     collective = sys.modules["xgboost.collective"]
     total: npt.NDArray[np.float64] = np.asarray(

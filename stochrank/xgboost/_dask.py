@@ -3,8 +3,8 @@
 ``xgboost.dask.DaskXGBRanker`` refuses callable objectives and passes ``obj=None`` to its training.
 :class:`DaskXGBRanker` keeps the estimator (parameters, ``allow_group_split``'s repartitioning, eval sets,
 ``predict``, ``evals_result()``, ``best_iteration``, saving) and replaces only the training call for
-callable objectives: ``xgboost.dask.train(..., obj=objective)`` with the parameters
-:class:`~stochrank.xgboost.XGBRanker` uses.
+callable objectives and stochrank metrics: ``xgboost.dask.train(..., obj=objective, custom_metric=metric)``
+with the parameters :class:`~stochrank.xgboost.XGBRanker` uses.
 """
 
 from __future__ import annotations
@@ -41,7 +41,9 @@ class DaskXGBRanker(dxgb.DaskXGBRanker):
       (:func:`stochrank.dask.check_query_partitions` raises, naming a split query); make them with
       :func:`stochrank.dask.partition_by_query`.
 
-    String objectives (``'rank:ndcg'`` …) behave exactly as in ``xgboost.dask.DaskXGBRanker``.
+    String objectives (``'rank:ndcg'`` …) behave as in ``xgboost.dask.DaskXGBRanker``, except that a
+    stochrank metric (``feval``) in ``eval_metric`` is XGBoost's ``custom_metric``, maximised, as with a
+    stochrank objective.
     """
 
     def __init__(

@@ -321,7 +321,10 @@ class XGBRanker(xgb.XGBRanker):
         metric = self.eval_metric
         if metric is None and callable(self.objective):
             metric = self._default_metric()
-        _, custom = _split_metric(metric)  # training reports a custom metric after the built-in ones
+        if callable(self.objective) or _has_stochrank_metric(metric):
+            _, custom = _split_metric(metric)  # xgb.train reports its custom metric after the built-in ones
+        else:  # xgboost.XGBRanker's rule: a callable in a list is not the score, the last built-in metric is
+            custom = metric if callable(metric) else None
         if custom is None:
             text = booster.eval(data, "eval")  # "[0]\teval-ndcg@5:0.743314", the last metric last
             return float(text.split()[-1].rsplit(":", 1)[1])
