@@ -10,6 +10,7 @@ import xgboost as xgb
 from sklearn.base import clone
 
 import stochrank
+import stochrank.metrics._feval as feval_module
 import stochrank.protocol.xgboost as xgb_protocol
 from stochrank.conventions.queries import query_weights
 from stochrank.lightgbm import LGBMRanker
@@ -98,7 +99,8 @@ def test_a_distributed_workers_zero_weight_share_is_not_refused(data, monkeypatc
     _, y, sizes, qid = data
     dm = xgb.DMatrix(np.zeros((y.size, 1)), y, qid=qid)
     dm.set_weight(np.zeros(sizes.size))
-    monkeypatch.setattr(xgb_protocol, "_distributed", lambda: True)
+    monkeypatch.setattr(xgb_protocol, "in_distributed_training", lambda: True)
+    monkeypatch.setattr(feval_module, "in_distributed_training", lambda: True)
     assert np.isnan(stochrank.metrics.feval("ndcg", k=3)(np.zeros(y.size, np.float32), dm)[1])
 
 
