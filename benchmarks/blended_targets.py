@@ -25,19 +25,16 @@ about 38 min as two per-booster processes on 2 cores.
 
 from __future__ import annotations
 
-import argparse
-import time
 from collections.abc import Callable
 from typing import Any, Literal
 
 import numpy as np
-from _common import write_results_section
-from direct_targets import TARGETS, DirectTarget
-from quality_levers import LEARNING_RATE, TREE, Row, cached_fits_footer, dataset_gain, p_text
-from training_cutoff import CELLS, PATIENCE, QUICK_CELLS, CellResult, cell_table, run_cell
+from direct_targets import TARGETS, DirectTarget, target_arguments, target_section
+from quality_levers import LEARNING_RATE, TREE, Row, dataset_gain, p_text
+from training_cutoff import PATIENCE, CellResult
 
 import stochrank
-from stochrank.bench.results import markdown_table, section_header
+from stochrank.bench.results import markdown_table
 from stochrank.bench.stats import holm, paired_t
 from stochrank.objectives import StochasticRankObjective
 from stochrank.objectives._base import Ascent
@@ -144,18 +141,8 @@ def wins_over(q: np.ndarray, ref: np.ndarray) -> bool:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--target", required=True, choices=sorted(TARGETS))
-    parser.add_argument("--boosters", nargs="+", default=["lightgbm", "xgboost"], choices=sorted(TREE))
-    parser.add_argument("--quick", action="store_true", help="50 trees, patience 10, fold 1, 1 seed")
-    args = parser.parse_args()
+    args = target_arguments(__doc__)
     target = TARGETS[args.target]
-    cells = QUICK_CELLS if args.quick else CELLS
-    start = time.perf_counter()
-    results = [
-        run_cell(c, b, rows(target, c.dataset), metric=args.target) for b in args.boosters for c in cells
-    ]
-    minutes = (time.perf_counter() - start) / 60
     protocol = (
         f'The cells and settings of "{target.label} as its own training target" (learning rate '
         f"{LEARNING_RATE}, early stopping {PATIENCE} rounds on vali {target.label}: {target.description}); "
@@ -164,22 +151,14 @@ def main() -> None:
         "chosen per cell on validation. p-values two-sided paired t, not corrected (Holm only where the "
         "summary says so). Exploratory (stop 46's plan, written before any fit)."
     )
-    body = "\n\n".join(
-        [
-            section_header(
-                f"Quality levers: {target.label} plus NDCG as the training target (issue 9, fixed settings)"
-            ),
-            protocol,
-            summary_table(results, target),
-            *[cell_table(r, target.label, target.reference) for r in results],
-            cached_fits_footer(minutes),
-        ]
+    target_section(
+        args,
+        f"Quality levers: {target.label} plus NDCG as the training target (issue 9, fixed settings)",
+        protocol,
+        lambda dataset: rows(target, dataset),
+        lambda results: summary_table(results, target),
+        f"{target.section}_blend",
     )
-    print("\n" + body)
-    if args.quick or sorted(args.boosters) != sorted(TREE):
-        print("\n(a smoke or one-booster run: the section is written only by a run over both boosters)")
-    else:
-        write_results_section(f"{target.section}_blend", body)
 
 
 if __name__ == "__main__":

@@ -128,20 +128,53 @@ def summary_table(results: list[CellResult], target: DirectTarget) -> str:
     )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def target_arguments(doc: str) -> argparse.Namespace:
+    """Command line of a target script (this one, ``blended_targets.py``): --target, --boosters, --quick."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--target", required=True, choices=sorted(TARGETS))
     parser.add_argument("--boosters", nargs="+", default=["lightgbm", "xgboost"], choices=sorted(TREE))
     parser.add_argument("--quick", action="store_true", help="50 trees, patience 10, fold 1, 1 seed")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def target_section(
+    args: argparse.Namespace,
+    title: str,
+    protocol: str,
+    rows_of: Callable[[str], list[Row]],
+    summary: Callable[[list[CellResult]], str],
+    section: str,
+) -> None:
+    """Train ``rows_of(dataset)`` in every cell of ``args`` on its target and print the section.
+
+    The section is the title, ``protocol``, ``summary`` of the cells' results and a table per cell; only a
+    full run over both boosters writes it to RESULTS.md as ``section``.
+    """
     target = TARGETS[args.target]
-    label = target.label
     cells = QUICK_CELLS if args.quick else CELLS
     start = time.perf_counter()
-    results = [
-        run_cell(c, b, target.rows(c.dataset), metric=args.target) for b in args.boosters for c in cells
-    ]
+    results = [run_cell(c, b, rows_of(c.dataset), metric=args.target) for b in args.boosters for c in cells]
     minutes = (time.perf_counter() - start) / 60
+    body = "\n\n".join(
+        [
+            section_header(title),
+            protocol,
+            summary(results),
+            *[cell_table(r, target.label, target.reference) for r in results],
+            cached_fits_footer(minutes),
+        ]
+    )
+    print("\n" + body)
+    if args.quick or sorted(args.boosters) != sorted(TREE):
+        print("\n(a smoke or one-booster run: the section is written only by a run over both boosters)")
+    else:
+        write_results_section(section, body)
+
+
+def main() -> None:
+    args = target_arguments(__doc__)
+    target = TARGETS[args.target]
+    label = target.label
     sizes = " / ".join(map(str, SYNTHETIC_SIZES))
     protocol = (
         f"Learning rate {LEARNING_RATE}, LightGBM 31 leaves / XGBoost depth 6, early stopping {PATIENCE} "
@@ -154,20 +187,14 @@ def main() -> None:
         "two-sided paired t, not corrected (Holm only where the summary says so); MDD: 80 % power, two-sided "
         "5 %. Exploratory (plan written before any fit): no default changes."
     )
-    body = "\n\n".join(
-        [
-            section_header(f"Quality levers: {label} as its own training target (issue 9, fixed settings)"),
-            protocol,
-            summary_table(results, target),
-            *[cell_table(r, label, target.reference) for r in results],
-            cached_fits_footer(minutes),
-        ]
+    target_section(
+        args,
+        f"Quality levers: {label} as its own training target (issue 9, fixed settings)",
+        protocol,
+        target.rows,
+        lambda results: summary_table(results, target),
+        target.section,
     )
-    print("\n" + body)
-    if args.quick or sorted(args.boosters) != sorted(TREE):
-        print("\n(a smoke or one-booster run: the section is written only by a run over both boosters)")
-    else:
-        write_results_section(target.section, body)
 
 
 if __name__ == "__main__":
