@@ -14,6 +14,8 @@ from sklearn.model_selection import GroupKFold
 import stochrank
 from stochrank.lightgbm import LGBMRanker
 
+from .test_boosters import make_queries
+
 KW = {"n_estimators": 3, "learning_rate": 0.3, "num_leaves": 7, "min_child_samples": 5, "verbose": -1,
       "n_jobs": 1}  # fmt: skip
 CUT = "ranked in pieces"  # stochrank's warning about a Dataset subset that cuts its parent's queries
@@ -21,19 +23,10 @@ CUT = "ranked in pieces"  # stochrank's warning about a Dataset subset that cuts
 pytestmark = pytest.mark.filterwarnings("ignore:The argument 'eval_set' is deprecated")
 
 
-def make_queries(n_queries=30, size=10, n_features=4, seed=0):
-    rng = np.random.default_rng(seed)
-    sizes = rng.integers(size // 2, size + 1, n_queries)
-    n = int(sizes.sum())
-    X = rng.normal(size=(n, n_features))
-    score = X @ rng.normal(size=n_features) + 0.5 * rng.normal(size=n)
-    y = np.clip(np.round(score - score.min()) // 2, 0, 4).astype(float)
-    return X, y, sizes
-
-
-TRAIN = make_queries()
-VALID = make_queries(n_queries=12, seed=1)
-OTHER = make_queries(n_queries=8, seed=2)
+SMALL = {"size": 10, "n_features": 4}  # queries of 5-10 documents, 4 features
+TRAIN = make_queries(30, **SMALL)[:3]
+VALID = make_queries(12, seed=1, **SMALL)[:3]
+OTHER = make_queries(8, seed=2, **SMALL)[:3]
 
 
 def fit_both(**fit_kwargs):

@@ -12,22 +12,17 @@ import stochrank
 from stochrank import metrics as M
 from stochrank.xgboost import XGBRanker
 
+from .test_boosters import make_queries
+
 PARAMS = {"n_estimators": 6, "max_depth": 3, "n_jobs": 1, "tree_method": "hist"}
 
 
-def make_queries(n_queries=30, size=10, n_features=4, seed=0):
-    rng = np.random.default_rng(seed)
-    sizes = rng.integers(size // 2, size + 1, n_queries)
-    n = int(sizes.sum())
-    X = rng.normal(size=(n, n_features))
-    score = X @ rng.normal(size=n_features) + 0.5 * rng.normal(size=n)
-    y = np.clip(np.round(score - score.min()) // 2, 0, 4).astype(float)
-    return X, y, sizes, np.repeat(np.arange(n_queries), sizes)
+SMALL = {"size": 10, "n_features": 4}  # queries of 5-10 documents, 4 features
 
 
 @pytest.fixture(scope="module")
 def data():
-    return make_queries(seed=0), make_queries(n_queries=15, seed=1)
+    return make_queries(30, **SMALL), make_queries(15, seed=1, **SMALL)
 
 
 # ----------------------------------------------------------------- stochrank metric, string objective
@@ -143,7 +138,7 @@ def test_labels_that_do_not_match_the_rows_are_refused_by_name(data, objective):
 
 def test_score_with_a_string_objective_and_a_plain_callable_in_a_list_is_xgboosts():
     """``xgboost.XGBRanker.score`` reports the last built-in metric when a callable is in a list: the same."""
-    X, y, _, qid = make_queries(n_queries=30)
+    X, y, _, qid = make_queries(30, **SMALL)
 
     def top_label(y_true, y_score):  # per query, as xgboost.XGBRanker calls it
         return float(y_true[np.argmax(y_score)])

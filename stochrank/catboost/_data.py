@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..conventions import offsets_from_qid, offsets_from_sizes, pop_qid_column, query_weights
+from ..conventions import labels_per_row, offsets_from_qid, offsets_from_sizes, pop_qid_column, query_weights
 
 __all__ = ["_RankingData", "_decode_rows", "_encode_rows", "checked_features", "checked_labels", "eval_data"]
 
@@ -122,14 +122,9 @@ class _RankingData:
 
 
 def checked_labels(X: Any, y: Any, name: str) -> npt.NDArray[np.float64]:
-    """Return ``y`` as float64 labels, refusing any count but the rows of ``X`` (of data set ``name``)."""
-    labels = np.asarray(y, dtype=np.float64).reshape(-1)
-    n_rows = _n_rows(X)
-    if n_rows is not None and n_rows != labels.size:
-        y_of, x_of = ("y", "X") if name == "X" else (f"The y of {name}", "its X")
-        raise ValueError(
-            f"{y_of} has {labels.size} labels but {x_of} has {n_rows} rows: give one label per row."
-        )
+    """Return ``y`` as float64 labels, one per row of ``X`` (``name``: ``"X"`` or ``"eval_set"``)."""
+    y_name, x_name = ("y", "X") if name == "X" else (f"The y of {name}", "its X")
+    labels: npt.NDArray[np.float64] = labels_per_row(X, y, y_name, x_name)
     return labels
 
 
@@ -283,17 +278,6 @@ def _is_labels(value: Any) -> bool:
     except (ValueError, TypeError):  # ragged: e.g. an (X, y) pair
         return False
     return array.dtype.kind in "biuf" and (array.ndim == 1 or (array.ndim == 2 and array.shape[1] == 1))
-
-
-def _n_rows(X: Any) -> int | None:
-    """Return the rows of array-like features (None where it has none: left to the feature check)."""
-    shape = getattr(X, "shape", None)
-    if shape is not None:
-        return int(shape[0]) if len(shape) >= 1 else None
-    try:
-        return len(X)
-    except TypeError:
-        return None
 
 
 # --------------------------------------------------------------------------------- row-index labels

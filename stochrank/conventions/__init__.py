@@ -9,6 +9,7 @@ from .discounts import DISCOUNTS, position_weights
 from .queries import (
     check_offsets,
     group_sizes,
+    labels_per_row,
     offsets_from_qid,
     offsets_from_sizes,
     per_query_sums,
@@ -40,6 +41,7 @@ __all__ = [
     "gains",
     "group_sizes",
     "ideal_dcg",
+    "labels_per_row",
     "ndcg_scaling",
     "offsets_from_qid",
     "offsets_from_sizes",

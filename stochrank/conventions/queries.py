@@ -15,6 +15,7 @@ import numpy as np
 __all__ = [
     "check_offsets",
     "group_sizes",
+    "labels_per_row",
     "offsets_from_qid",
     "offsets_from_sizes",
     "pop_qid_column",
@@ -119,6 +120,30 @@ def query_offsets(
     if group is not None:
         return offsets_from_sizes(group, n_rows, group_name)
     return None
+
+
+def labels_per_row(X: Any, y: Any, y_name: str = "y", x_name: str = "X") -> np.ndarray:
+    """Return ``y`` as float64 labels, refusing any count but one per row of ``X`` (None: no labels).
+
+    Checked before the query structure, which counts rows too, so a short ``y`` is named as such. Rows are
+    ``X.shape[0]`` or ``len(X)`` (a list of rows); features without either are left to the feature check.
+    ``y_name`` / ``x_name`` name the two in the message, e.g. ``"eval_set[0]: y"``.
+    """
+    labels = np.empty(0) if y is None else np.asarray(y, dtype=np.float64).reshape(-1)
+    shape = getattr(X, "shape", None)
+    n_rows: int | None
+    if shape is not None:
+        n_rows = int(shape[0]) if len(shape) >= 1 else None
+    else:
+        try:
+            n_rows = len(X)
+        except TypeError:
+            n_rows = None
+    if n_rows is not None and n_rows != labels.size:
+        raise ValueError(
+            f"{y_name} has {labels.size} labels but {x_name} has {n_rows} rows: give one label per row."
+        )
+    return labels
 
 
 def pop_qid_column(X: Any) -> tuple[Any, np.ndarray | None]:

@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 import xgboost as xgb
 
-from ..conventions import pop_qid_column, query_offsets, query_weights, rows_and_queries
+from ..conventions import labels_per_row, pop_qid_column, query_offsets, query_weights, rows_and_queries
 from ..metrics import BoosterMetric, feval
 from ..objectives import RankingObjective
 from ..objectives._docs import check_not_constructor
@@ -34,13 +34,6 @@ _TRAIN_NAMES = ("", "group", "qid", "sample_weight")
 
 def _eval_names(i: int) -> tuple[str, str, str, str]:
     return f"eval_set[{i}]: ", f"eval_group[{i}]", f"eval_qid[{i}]", f"sample_weight_eval_set[{i}]"
-
-
-def _check_labels(X: Any, y: Any, where: str = "") -> None:
-    """Refuse labels that are not one per row of X (XGBoost's DMatrix stops with a C++ stack trace)."""
-    n_rows, n_labels = int(np.shape(X)[0]), int(np.shape(y)[0]) if np.ndim(y) else 0
-    if n_labels != n_rows:
-        raise ValueError(f"{where}y has {n_labels} labels but X has {n_rows} rows: give one label per row.")
 
 
 def _split_metric(metric: Any) -> tuple[Any, Any]:
@@ -86,7 +79,7 @@ class _RankingSet:
         """
         where, group_name, qid_name, weight_name = names
         X, column = pop_qid_column(X)  # xgboost.XGBRanker's special column
-        _check_labels(X, y, where)
+        labels_per_row(X, y, f"{where}y")
         if column is not None:
             if group is not None or qid is not None:
                 raise ValueError(
@@ -303,8 +296,7 @@ class XGBRanker(xgb.XGBRanker):
         ValueError
             Without a query structure: XGBoost would score the whole data as one query.
         """
-        labels = np.asarray(y, dtype=np.float64).reshape(-1)
-        _check_labels(X, labels)
+        labels = labels_per_row(X, y)
         X, offsets = rows_and_queries(X, labels.size, group=group, qid=qid, where="XGBRanker.score")
         data = xgb.DMatrix(
             X,
