@@ -30,9 +30,8 @@ worst-case resolution, so the maximum over strict orderings is the same; both ar
 from __future__ import annotations
 
 import functools
-import itertools
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +41,16 @@ from scipy import special
 from .._validation import check_choice, check_int
 from ..conventions.queries import offsets_from_sizes
 from ..conventions.relevance import GainKind, gains
+from ._multimodal import (
+    CYCLIC,
+    MULTIMODAL,
+    PAPER,
+    Query,
+    global_optimum,
+    one_hot_instance,
+    optimal_orders,
+    weak_orderings,
+)
 from ._split import RankingSplit
 
 __all__ = [
@@ -217,28 +226,31 @@ def nonlinear_mslr_cuts() -> np.ndarray:
 
 
 def nonlinear_mslr_expected_gain(X: Any, group: Any = None, *, gain: GainKind = "exp") -> np.ndarray:
-    r"""Return each document's expected gain under :func:`nonlinear_mslr`'s model, given the features.
+    r"""Return each document's expected gain under :func:`nonlinear_mslr`'s model, given features.
 
-    The Bayes ranking's scores: sorting by them maximises the expected DCG@k for every k (for NDCG, whose
-    normaliser depends on the labels, a near-optimum, not a bound). A document sees the query's topic
-    :math:`u \sim N(0, I_3)` through :math:`x_{8..10} = u + N(0, 0.5^2 I)`; from m such views the topic's
-    posterior is normal, mean :math:`\sum x_{8..10} / (m + 0.25)`, variance :math:`v_u = 0.25 / (m + 0.25)`
-    per coordinate. So the relevance score s is normal given the features, with mean :math:`f(x_{0..4}) +
-    0.8 \langle x_{5..7}, E[u] \rangle` and variance :math:`0.25 + 0.64 \lVert x_{5..7} \rVert^2 v_u`,
-    and with :math:`c_j` the cut between grades j and j + 1 (:func:`nonlinear_mslr_cuts`)
+    A document sees the query's topic :math:`u \sim N(0, I_3)` through :math:`x_{8..10} = u + N(0, 0.5^2
+    I)`; from m such views the topic's posterior is normal, mean :math:`\sum x_{8..10} / (m + 0.25)`,
+    variance :math:`v_u = 0.25 / (m + 0.25)` per coordinate. So the relevance score s is normal given the
+    features, mean :math:`f(x_{0..4}) + 0.8 \langle x_{5..7}, E[u] \rangle`, variance :math:`0.25 + 0.64
+    \lVert x_{5..7} \rVert^2 v_u`, and with :math:`c_j` the cut between grades j and j + 1
+    (:func:`nonlinear_mslr_cuts`)
 
     .. math:: E[\text{gain} \mid x] = \textstyle\sum_{j=0}^{3} (\text{gain}(j + 1) - \text{gain}(j))
               \, \Phi\bigl((E[s] - c_j) / \sqrt{\operatorname{Var}(s)}\bigr).
+
+    With ``group`` these are the Bayes ranking's scores: given all of a query's features, sorting by them
+    maximises the expected DCG@k for every k (for NDCG, whose normaliser depends on the labels, a
+    near-optimum). Without it each document's own view is used: a reference for models that score one
+    document at a time, **not** their optimum (a query's documents share the topic, so the best such
+    score is not the marginal expectation; another shrinkage of the view can rank better).
 
     Parameters
     ----------
     X : array of shape (n_documents, >= 11)
         Features as :func:`nonlinear_mslr` returns them.
     group : array of query sizes, optional
-        None: each document's own view only, the best a model scoring documents one at a time (a
-        tree ensemble on these features) can use. Given (documents per query, in row order): every
-        document's topic posterior pools its query's views, what a model with query-level features
-        could use.
+        Documents per query, in row order: every document's topic posterior pools its query's views.
+        None: each document's own view only.
     gain : {'exp', 'linear'}
         ``2**grade - 1`` or the grade.
 
@@ -257,15 +269,22 @@ def nonlinear_mslr_expected_gain(X: Any, group: Any = None, *, gain: GainKind = 
     """
     owner = "nonlinear_mslr_expected_gain"
     check_choice(gain, "gain", owner, ("exp", "linear"))
-    x = np.asarray(X, dtype=np.float64)
+    try:
+        x = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"{owner}: 'X' must be a dense 2-D array of numbers; got {type(X).__name__}: {exc}"
+        ) from None
     if x.ndim != 2 or x.shape[1] < 11:
         raise ValueError(
             f"{owner}: 'X' must be 2-D with at least 11 feature columns, as nonlinear_mslr returns it; got "
             f"shape {x.shape}."
         )
-    if not np.isfinite(x[:, :11]).all():
+    bad = np.flatnonzero(~np.isfinite(x[:, :11]).all(axis=1))
+    if bad.size:
         raise ValueError(
-            f"{owner}: 'X' has NaN or infinite values in its first 11 columns; pass finite features."
+            f"{owner}: 'X' has NaN or infinite values in its first 11 columns ({bad.size} rows, the first "
+            f"row {bad[0]}); pass finite features."
         )
     views = x[:, 8:11]
     view_var = _NOISE_SD**2
@@ -327,72 +346,3 @@ def write_mslr_like(
         data = mslr_like(count, seed=int(stream.generate_state(1)[0]))
         paths[split] = write_svmlight(data, Path(directory) / "Fold1" / f"{split}.txt")
     return paths
-
-
-# ------------------------------------------------------------------------------------ multimodal
-# One query: (one-hot document ids, their labels).
-Query = tuple[tuple[int, ...], tuple[int, ...]]
-PAPER: list[Query] = [((0, 1, 2), (3, 2, 1)), ((2, 0), (3, 2))]  # x1, x2, x3 = ids 0, 1, 2
-_A, _B, _C = 0, 1, 2
-CYCLIC: list[Query] = [((_A, _B), (3, 2)), ((_A, _C), (0, 1)), ((_C, _B), (2, 3))]
-MULTIMODAL: dict[str, list[Query]] = {"paper": PAPER, "cyclic": CYCLIC}
-
-
-def one_hot_instance(queries: Sequence[Query]) -> RankingSplit:
-    """Return the instance as data: row i is the one-hot vector of its document id; qid is the query index."""
-    n_ids = 1 + max(max(ids) for ids, _ in queries)
-    X = np.eye(n_ids)[np.concatenate([np.asarray(ids, dtype=np.int64) for ids, _ in queries])]
-    y = np.concatenate([np.asarray(labels, dtype=np.float64) for _, labels in queries])
-    group = np.array([len(ids) for ids, _ in queries], dtype=np.int64)
-    return RankingSplit(X, y, np.repeat(np.arange(group.size, dtype=np.int64), group), group)
-
-
-def weak_orderings(n: int) -> Iterator[tuple[int, ...]]:
-    """Every ordered partition of n items, as a level per item (level 0 ranks first)."""
-    for levels in itertools.product(range(n), repeat=n):
-        if set(levels) == set(range(max(levels) + 1)):
-            yield levels
-
-
-def _order_value(
-    X: np.ndarray, y: np.ndarray, group: np.ndarray, k: int
-) -> tuple[Callable[[Sequence[int]], float], int]:
-    from ..metrics import ndcg
-
-    # Distinct rows numbered by first appearance (for a one-hot instance: by document id).
-    _, first, inverse = np.unique(X, axis=0, return_index=True, return_inverse=True)
-    number = np.empty(first.size, dtype=np.int64)
-    number[np.argsort(first)] = np.arange(first.size)
-    row_vector = number[inverse.reshape(-1)]
-
-    def value(levels: Sequence[int]) -> float:
-        scores = -np.asarray(levels, dtype=np.float64)[row_vector]
-        return float(ndcg(y, scores, group, k=k, ties="worst"))
-
-    return value, first.size
-
-
-def global_optimum(X: np.ndarray, y: np.ndarray, group: np.ndarray, k: int = 3) -> tuple[float, float]:
-    """Return the best mean train NDCG@k over weak and over strict orderings.
-
-    The pair is (max over weak orderings, max over strict orderings) of the mean train NDCG@k with
-    worst-case ties, when each distinct row of ``X`` gets one score (exact for one-hot instances; a brute
-    force over ``n!``-ish orderings, so keep the number of distinct rows small).
-    """
-    value, n = _order_value(X, y, group, k)
-    weak = max(value(levels) for levels in weak_orderings(n))
-    strict = max(value(perm) for perm in itertools.permutations(range(n)))
-    return weak, strict
-
-
-def optimal_orders(X: np.ndarray, y: np.ndarray, group: np.ndarray, k: int = 3, tol: float = 1e-12
-                   ) -> list[tuple[int, ...]]:  # fmt: skip
-    """Return every strict ordering that reaches the optimum of :func:`global_optimum`.
-
-    An ordering is the rank (0 = shown first) of each distinct row of ``X`` in order of first appearance
-    (for the one-hot instances: of each document id). ``PAPER`` gives ``[(0, 1, 2)]``: x1 > x2 > x3.
-    """
-    value, n = _order_value(X, y, group, k)
-    values = {perm: value(perm) for perm in itertools.permutations(range(n))}
-    best = max(values.values())
-    return [perm for perm, v in values.items() if v >= best - tol]
