@@ -198,11 +198,16 @@ def test_nonlinear_synthetic_draws_are_pinned() -> None:
     )
 
 
+def test_expected_gain_names_non_numeric_features() -> None:
+    with pytest.raises(TypeError, match="'X' must be a dense 2-D array of numbers; got list"):
+        nonlinear_mslr_expected_gain([["a"] * 11])
+
+
 @pytest.mark.parametrize(
     ("args", "kwargs", "match"),
     [
         ((np.zeros((4, 10)),), {}, "'X' must be 2-D with at least 11 feature columns"),
-        ((np.full((4, 11), np.nan),), {}, "'X' has NaN or infinite values"),
+        ((np.full((4, 11), np.nan),), {}, r"'X' has NaN or infinite values .*\(4 rows, the first row 0\)"),
         ((np.zeros((4, 11)), [2, 3]), {}, "'group' sums to 5 documents but there are 4 rows"),
         ((np.zeros((4, 11)),), {"gain": "log"}, "'gain'"),
     ],
