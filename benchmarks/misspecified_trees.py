@@ -4,7 +4,7 @@
 stochrank close 96-98 % of the gap from a random order to a per-document reference score. Stumps cannot
 represent that score (they make an additive model: no x1 x2 term, no product with the topic's view), so with
 them the objective decides which errors the model keeps: where optimising the metric itself should pay, if
-anywhere. 4-leaf trees can represent pairwise terms but need many of them.
+anywhere. 4-leaf trees can only approximate it, with many of them.
 
 Rows (the fixed settings of "Quality levers": learning rate 0.05, ≤ 600 trees, early stopping 60 rounds on
 validation NDCG@5; its generated data, 2 data folds × 2 seeds, 4,000 test queries, and MQ2008's 5 folds × 3

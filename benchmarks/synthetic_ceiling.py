@@ -68,7 +68,7 @@ RANKINGS: dict[str, Ranking] = {
     "per-document: shrunk view (view × 0.7)": lambda s: shrunk_view_gain(s.X, 0.7),
     "random order": lambda s: np.random.default_rng(0).random(s.y.size),
 }
-REFERENCE = "per-document: shrunk view (view × 0.7)"  # the rows' room below it bounds their room from below
+REFERENCE = "per-document: shrunk view (view × 0.7)"  # room below it: in expectation a lower bound
 
 
 def shrunk_view_gain(X: np.ndarray, shrink: float) -> np.ndarray:
