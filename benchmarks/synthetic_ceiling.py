@@ -38,7 +38,7 @@ from collections.abc import Callable
 import numpy as np
 from _common import RESULTS, write_results_section
 from quality_levers import BUDGET_ROWS, LEARNING_RATE, ROWS, load, p_text, row_runs, seed_mean_test
-from scipy import special, stats
+from scipy import stats
 
 from stochrank.bench.results import markdown_table, section_header
 from stochrank.bench.stats import minimum_detectable_difference, paired_t
@@ -46,11 +46,7 @@ from stochrank.bench.target import Target
 from stochrank.bench.trainers import empty_queries
 from stochrank.datasets import RankingSplit
 from stochrank.datasets import load as load_dataset
-from stochrank.datasets.synthetic import (
-    _topic_free_relevance,
-    nonlinear_mslr_cuts,
-    nonlinear_mslr_expected_gain,
-)
+from stochrank.datasets.synthetic import _expected_gain_given_topic, nonlinear_mslr_expected_gain
 
 FOLDS, SEEDS = [1, 2], [0, 1]
 ROUNDS, PATIENCE = 600, 60
@@ -72,14 +68,10 @@ REFERENCE = "per-document: shrunk view (view × 0.7)"  # room below it: in expec
 
 
 def shrunk_view_gain(X: np.ndarray, shrink: float) -> np.ndarray:
-    """Expected exponential gain as :func:`nonlinear_mslr_expected_gain` computes it, with the topic taken
-    as ``shrink`` × the document's own view (posterior variance kept at 0.2): a per-document score."""
+    """Expected exponential gain with the topic taken as ``shrink`` × the document's own view (its
+    one-view posterior variance, 0.2, kept): a per-document score."""
     x = X.astype(np.float64)
-    mean = _topic_free_relevance(x) + 0.8 * np.sum(x[:, 5:8] * shrink * x[:, 8:11], axis=1)
-    sd = np.sqrt(0.25 + 0.64 * 0.2 * np.sum(x[:, 5:8] ** 2, axis=1))
-    steps = np.diff(np.exp2(np.arange(5.0)) - 1)
-    gain: np.ndarray = special.ndtr((mean[:, None] - nonlinear_mslr_cuts()[None]) / sd[:, None]) @ steps
-    return gain
+    return _expected_gain_given_topic(x, shrink * x[:, 8:11], 0.2, "exp")
 
 
 def per_query(split: RankingSplit, scores: np.ndarray) -> np.ndarray:

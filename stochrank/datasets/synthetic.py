@@ -296,7 +296,17 @@ def nonlinear_mslr_expected_gain(X: Any, group: Any = None, *, gain: GainKind = 
         view_sums = np.repeat(np.add.reduceat(views, offsets[:-1], axis=0), sizes, axis=0)
         n_views = np.repeat(sizes, sizes).astype(np.float64)
     topic_mean = view_sums / (n_views + view_var)[:, None]
-    topic_var = view_var / (n_views + view_var)
+    return _expected_gain_given_topic(x, topic_mean, view_var / (n_views + view_var), gain)
+
+
+def _expected_gain_given_topic(
+    x: np.ndarray, topic_mean: np.ndarray, topic_var: Any, gain: GainKind
+) -> np.ndarray:
+    """E[gain | features] of :func:`nonlinear_mslr` when the topic is N(topic_mean, topic_var I) given them.
+
+    ``x`` float64 features (validated), ``topic_mean`` one row of 3 per document, ``topic_var`` a scalar or
+    one value per document: the formula of :func:`nonlinear_mslr_expected_gain` for any such belief.
+    """
     mean = _topic_free_relevance(x) + _TOPIC_WEIGHT * np.sum(x[:, 5:8] * topic_mean, axis=1)
     sd = np.sqrt(_NOISE_SD**2 + _TOPIC_WEIGHT**2 * np.sum(x[:, 5:8] ** 2, axis=1) * topic_var)
     steps = np.diff(gains(np.arange(MSLR_LABEL_P.size, dtype=np.float64), gain))
