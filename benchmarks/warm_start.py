@@ -11,8 +11,11 @@ validation and test rows), and training continues. Arms, per (dataset, booster, 
   equal the cached LambdaMART fits of ``quality_levers.py`` / ``direct_targets.py`` (checked; the run stops
   otherwise): this script's trainer is theirs plus a start.
 * **B** control: A continued with the same LambdaMART from A's scores, a fresh patience of 60, at most 600
-  further trees. The continuation is kept only where its best validation value is above A's (else B = A):
-  the second chance (selection and trees) that C gets, without the objective change.
+  further trees, kept only where its best validation value is above A's (else B = A). LambdaMART is
+  deterministic here, so B replays the trees A discarded: B is A with more patience and trees (it can gain
+  only where A's early stop came too soon or A reached the cap), the extra trees C gets, without the
+  objective change. C is a new path per seed, kept where it beats A on validation, so C's validation
+  figures are at least A's by construction and are not evidence; test is.
 * **C** A continued with the target's stochrank constructor at its defaults (``ndcg(k=5)``, ``mrr()``,
   ``err(k=10, max_grade=top grade)``, ``ndcg(k=1)``; seed = booster seed), same rules as B.
 * **D** C with ``sigma = 0.3``: from a non-zero start the noise scale is no longer scale-free.
@@ -52,6 +55,7 @@ from quality_levers import (
     fit,
     load,
     p_text,
+    seed_mean_test,
 )
 
 import stochrank
@@ -121,6 +125,8 @@ def train(
     settings (checked against their cached fits); a start enters as LightGBM's ``init_score`` / XGBoost's
     ``base_margin`` on every split, so the objective, the validation metric and the predictions all see it.
     """
+    # LambdaMART's parameters here are those of the exp gain (quality_levers.fit adds the linear gain's).
+    assert dataset_gain(cell.dataset) == "exp", "the warm start runs on exp-gain datasets only"
     target = Target.parse(cell.metric, gain=dataset_gain(cell.dataset), max_grade=fold_data.max_grade)
     settings = FitSettings(
         ROUNDS,
@@ -134,10 +140,9 @@ def train(
         max_grade=fold_data.max_grade,
     )
     splits = {"train": fold_data.train, "vali": fold_data.vali, "test": fold_data.test}
-    offset = start or {name: np.zeros(split.y.size) for name, split in splits.items()}
     params = {**TREE[cell.booster], "learning_rate": LEARNING_RATE}
     trainer = _train_lightgbm if cell.booster == "lightgbm" else _train_xgboost
-    stage = trainer(params, splits, objective, seed, settings, offset, start is not None)
+    stage = trainer(params, splits, objective, seed, settings, start)
     # The start must enter the metric the booster early-stops on as it enters the kept scores (XGBoost's
     # history keeps 6 decimals).
     vali = float(np.nanmean(target.per_query(fold_data.vali, stage.scores["vali"])))
@@ -154,8 +159,7 @@ def _train_lightgbm(
     objective: Any,
     seed: int,
     settings: FitSettings,
-    offset: dict[str, FloatArray],
-    started: bool,
+    start: dict[str, FloatArray] | None,
 ) -> Stage:
     import lightgbm as lgb
 
@@ -167,16 +171,18 @@ def _train_lightgbm(
         "num_threads": 1,
         "seed": seed,
     }
-    init = (lambda name: offset[name]) if started else (lambda name: None)
     train = lgb.Dataset(
-        splits["train"].X, splits["train"].y, group=splits["train"].group, init_score=init("train")
+        splits["train"].X,
+        splits["train"].y,
+        group=splits["train"].group,
+        init_score=start["train"] if start else None,
     )
     vali = lgb.Dataset(
         splits["vali"].X,
         splits["vali"].y,
         group=splits["vali"].group,
         reference=train,
-        init_score=init("vali"),
+        init_score=start["vali"] if start else None,
     )
     history: dict[str, Any] = {}
     trees_after: list[int] = []  # see train_lightgbm: an iteration may store no tree
@@ -199,10 +205,14 @@ def _train_lightgbm(
         ],
     )
     kept = trees_after[model.best_iteration - 1]
-    scores = {
-        name: offset[name] + (model.predict(split.X, num_iteration=kept) if kept else 0.0)
-        for name, split in splits.items()
-    }
+
+    def predict(name: str) -> FloatArray:
+        own = splits[name]
+        # No tree yet: LightGBM reads num_iteration=0 as "every tree".
+        grown = model.predict(own.X, num_iteration=kept) if kept else np.zeros(own.y.size)
+        return (start[name] if start else 0.0) + np.asarray(grown, dtype=np.float64)
+
+    scores = {name: predict(name) for name in splits}
     return Stage(
         np.asarray(history["vali"][settings.feval().name], dtype=np.float64), model.best_iteration, scores
     )
@@ -214,8 +224,7 @@ def _train_xgboost(
     objective: Any,
     seed: int,
     settings: FitSettings,
-    offset: dict[str, FloatArray],
-    started: bool,
+    start: dict[str, FloatArray] | None,
 ) -> Stage:
     import xgboost as xgb
 
@@ -225,7 +234,7 @@ def _train_xgboost(
 
     def dmatrix(name: str, labelled: bool = True) -> xgb.DMatrix:
         split = splits[name]
-        margin = offset[name] if started else None
+        margin = start[name] if start else None
         if not labelled:
             return xgb.DMatrix(split.X, nthread=1, base_margin=margin)
         return xgb.DMatrix(split.X, split.y, group=split.group, nthread=1, base_margin=margin)
@@ -259,13 +268,19 @@ def lambdamart_start(dataset: str, booster: str, metric: str, fold: int) -> Stag
     """Arm A on one fold, checked against the cached LambdaMART fit of the lever scripts."""
     cell = Cell(dataset, booster, metric, (fold,), (0,))
     stage = train(cell, load(dataset, fold), BUILTIN_LAMBDAMART[booster], 0, None)
-    cached = fit(LAMBDAMART, booster, (dataset, fold), 0, LEARNING_RATE, ROUNDS, PATIENCE, metric=metric)
+    cached = lambdamart_fit(cell, fold)
     mine = test_values(cell, fold, stage.scores["test"])
     if cached["trees"] != stage.trees or not np.array_equal(np.asarray(cached["test"]), mine):
         raise RuntimeError(
             f"arm A differs from the cached LambdaMART fit: {dataset} {booster} {metric} {fold}"
         )
     return stage
+
+
+def lambdamart_fit(cell: Cell, fold: int) -> dict[str, Any]:
+    """The lever scripts' cached LambdaMART fit of the cell's booster, dataset and target on ``fold``."""
+    data = (cell.dataset, fold)
+    return fit(LAMBDAMART, cell.booster, data, 0, LEARNING_RATE, ROUNDS, PATIENCE, metric=cell.metric)
 
 
 def test_values(cell: Cell, fold: int, scores: FloatArray) -> FloatArray:
@@ -291,7 +306,7 @@ def arm_fit(cell: Cell, arm: str, fold: int, seed: int) -> dict[str, Any]:
         PATIENCE,
         cell.metric,
     ]
-    if arm == "A" or arm == "B":
+    if arm in ("A", "B"):
         seed = 0  # LambdaMART is deterministic here: one fit per fold serves every seed
         spec: str = BUILTIN_LAMBDAMART[cell.booster]
     else:
@@ -341,7 +356,7 @@ def run_cell(cell: Cell) -> dict[str, dict[tuple[int, int], dict[str, Any]]]:
 
 def per_query(runs: dict[tuple[int, int], dict[str, Any]], cell: Cell) -> FloatArray:
     """Test values per query, seeds averaged, folds concatenated."""
-    return np.concatenate([np.mean([runs[f, s]["test"] for s in cell.seeds], axis=0) for f in cell.folds])
+    return seed_mean_test(runs, list(cell.folds), list(cell.seeds))
 
 
 def versus(q: FloatArray, ref: FloatArray) -> str:
@@ -356,8 +371,12 @@ def cell_table(cell: Cell, runs: dict[str, dict[tuple[int, int], dict[str, Any]]
     rows = []
     for arm in ARMS:
         # A and B are one deterministic fit per fold, repeated under every seed: count them per fold.
-        fits = [runs[arm][f, cell.seeds[0]] for f in cell.folds] if arm in "AB" else list(runs[arm].values())
-        unit = "folds" if arm in "AB" else "fits"
+        fits = (
+            [runs[arm][f, cell.seeds[0]] for f in cell.folds]
+            if arm in ("A", "B")
+            else list(runs[arm].values())
+        )
+        unit = "folds" if arm in ("A", "B") else "fits"
         rows.append(
             [
                 ARM_NAMES[arm],
@@ -366,7 +385,7 @@ def cell_table(cell: Cell, runs: dict[str, dict[tuple[int, int], dict[str, Any]]
                 f"{np.mean([r['trees'] for r in fits]):.0f}",
                 f"{sum(r['kept'] for r in fits)} of {len(fits)} {unit}",
                 "—" if arm == "A" else versus(test[arm], test["A"]),
-                "—" if arm in "AB" else versus(test[arm], test["B"]),
+                "—" if arm in ("A", "B") else versus(test[arm], test["B"]),
                 "—" if arm == "A" else f"{minimum_detectable_difference(test[arm], test['A']):.4f}",
             ]
         )
@@ -384,7 +403,9 @@ def cell_table(cell: Cell, runs: dict[str, dict[tuple[int, int], dict[str, Any]]
         f"**{cell.dataset}, {cell.booster} (LambdaMART = `{BUILTIN_LAMBDAMART[cell.booster]}`), {label}, "
         f"folds {', '.join(map(str, cell.folds))} × seeds {', '.join(map(str, cell.seeds))}**"
     )
-    return f"{title}\n\n" + markdown_table(headers, rows, "lrrrrrrr")
+    start_trees = [lambdamart_fit(cell, fold)["trees"] for fold in cell.folds]
+    caption = f"A kept {', '.join(map(str, start_trees))} of ≤ {ROUNDS} trees (folds in order)."
+    return f"{title}\n\n" + markdown_table(headers, rows, "lrrrrrrr") + f"\n\n{caption}"
 
 
 def verdict(primary: list[tuple[Cell, dict[str, Any]]]) -> str:
@@ -425,9 +446,10 @@ def main() -> None:
         f" document skipped), 1 thread per fit. SYNTHETIC: `nonlinear_mslr`, {sizes} train / vali / test "
         "queries per data fold. Arms (the module docstring of `benchmarks/warm_start.py`): A the booster's "
         "LambdaMART, early-stopped; B, C, D continue from A's scores (init scores on every split), fresh "
-        "patience, a continuation kept only where its best vali is above A's; B LambdaMART again (control), "
-        "C the target's stochrank constructor at its defaults, D the same at sigma = 0.3. A and B are "
-        "deterministic (one fit per fold, used for every seed). Test values per query, seeds averaged; p "
+        "patience, a continuation kept only where its best vali is above A's; B LambdaMART again (the "
+        "control: deterministic, it replays the trees A discarded, so B is A with more patience and trees), "
+        "C the target's stochrank constructor at its defaults, D the same at sigma = 0.3. A and B are one "
+        "fit per fold, used for every seed. Test values per query, seeds averaged; p "
         "two-sided, paired t / sign-flip randomization. Plan (written before any fit): on the generated data "
         "the fine-tune helps on a booster if C − A > 0 with Holm p < 0.05 over the boosters and C − B > 0 "
         "with p < 0.05; MQ2008 secondary."
@@ -439,7 +461,9 @@ def main() -> None:
             verdict(primary),
             *[cell_table(cell, runs) for cell, runs in results],
             "trees added: mean trees a continuation kept (0 where it was not kept); continuation kept: fits "
-            f"whose continuation raised vali. Wall time of this call {minutes:.0f} min (fits cached in "
+            "whose continuation raised vali (C's and D's vali are therefore at least A's by construction); "
+            "MDD: the minimum detectable difference against A (80 % power, two-sided 5 %), small here "
+            f"because every arm shares A's start. Wall time of this call {minutes:.0f} min (fits cached in "
             "`bench_runs/levers` are not retrained).",
         ]
     )
