@@ -1,0 +1,130 @@
+"""Stumps and 4-leaf trees at higher learning rates: pace or objective? (issue 9, exploratory).
+
+``misspecified_trees.py`` found stochrank far below LambdaMART with stumps and 4-leaf trees on the generated
+data (−0.03 … −0.17 NDCG@5), but at learning rate 0.05 every fit of both methods ran to the 600-tree cap, so
+the objective was not separated from its pace (a Newton leaf of ``stochrank.ndcg`` moves at about half the
+pace of ``lambdarank``'s at the same rate). Here both methods train at learning rates 0.2 and 0.4 and each
+chooses its rate on validation.
+
+Rows (≤ 600 trees, early stopping 60 rounds on validation NDCG@5, 1 thread; "Quality levers"' generated data,
+2 data folds × seeds 0, 1): the booster's LambdaMART and ``stochrank.ndcg(k=5)``'s defaults, each at learning
+rate 0.2 and 0.4; trees: stumps (LightGBM ``num_leaves`` 2, XGBoost ``max_depth`` 1) and 4 leaves
+(``num_leaves`` 4, ``max_depth`` 2). The plan, written before any fit (2026-11-29 04:51 UTC): per (trees,
+booster) cell each method's rate is the one with the higher mean validation NDCG@5 over the cell's fits (test
+never used); primary, chosen stochrank minus chosen LambdaMART, paired t over the test queries, Holm over the
+four cells. If no cell is significantly negative, the losses of ``misspecified_trees.py`` are the budget's;
+a cell that stays significantly negative with its chosen fits below the cap is the objective's; a cell whose
+chosen fits still reach the cap is inconclusive. Nothing here becomes API.
+
+    nice -n 15 python benchmarks/small_tree_pace.py --boosters lightgbm   # one booster's fits (cached)
+    nice -n 15 python benchmarks/small_tree_pace.py                       # both; writes RESULTS.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+from _common import write_results_section
+from misspecified_trees import TREES
+from quality_levers import (
+    ROWS,
+    TREE,
+    Row,
+    booster_table,
+    cached_fits_footer,
+    lambdamart,
+    p_text,
+    row_runs,
+    sr,
+)
+
+from stochrank.bench.results import markdown_table, section_header
+from stochrank.bench.stats import holm, paired_t
+
+RATE = 0.2
+TABLE_ROWS = [
+    ROWS[0],
+    ROWS[1],
+    Row("LambdaMART at twice the learning rate", lambdamart, lr_factor=2.0),
+    Row("defaults at twice the learning rate", sr(), lr_factor=2.0),
+]
+METHODS = {"LambdaMART": (0, 2), "stochrank": (1, 3)}  # the table rows of each method's two rates
+ROUNDS, PATIENCE = 600, 60
+FOLDS, SEEDS = [1, 2], [0, 1]
+
+
+def chosen(booster: str, trees: str, method: str) -> tuple[float, np.ndarray, float, float]:
+    """A method's rate chosen on mean vali: (rate, per-query test, mean trees, share capped)."""
+    best = None
+    for index in METHODS[method]:
+        row = TABLE_ROWS[index]
+        runs = row_runs(
+            row, booster, "synthetic", FOLDS, SEEDS, RATE, ROUNDS, PATIENCE, TREES[trees][booster]
+        )
+        vali = np.mean([r["vali"] for r in runs.values()])
+        if best is None or vali > best[0]:
+            test = np.concatenate([np.mean([runs[f, s]["test"] for s in SEEDS], axis=0) for f in FOLDS])
+            kept = [r["trees"] for r in runs.values()]
+            best = (
+                vali,
+                RATE * row.lr_factor,
+                test,
+                float(np.mean(kept)),
+                float(np.mean(np.array(kept) > ROUNDS - PATIENCE)),
+            )
+    assert best is not None
+    return best[1:]
+
+
+def verdict_table(boosters: list[str]) -> str:
+    """The plan's primary family: chosen stochrank minus chosen LambdaMART per cell, Holm over the cells."""
+    cells = [(trees, b) for trees in TREES for b in boosters]
+    found = [(chosen(b, trees, "LambdaMART"), chosen(b, trees, "stochrank")) for trees, b in cells]
+    p = [paired_t(sr_[1], lm[1]) for lm, sr_ in found]
+    rows = []
+    for (trees, booster), (lm, sr_), p_raw, p_holm in zip(cells, found, p, holm(p), strict=True):
+        rows.append([
+            trees, booster, f"{lm[0]:g} ({lm[2]:.0f} trees, {lm[3]:.0%} at the cap)",
+            f"{sr_[0]:g} ({sr_[2]:.0f} trees, {sr_[3]:.0%} at the cap)", f"{np.mean(sr_[1] - lm[1]):+.4f}",
+            p_text(p_raw), p_text(p_holm),
+        ])  # fmt: skip
+    headers = ["trees", "booster", "LambdaMART's rate", "stochrank's rate", "stochrank − LambdaMART", "p (t)",
+               "Holm p"]  # fmt: skip
+    return markdown_table(headers, rows, "llllrrr") + (
+        f"\n\nat the cap: fits that kept more than {ROUNDS - PATIENCE} of the {ROUNDS} trees, so that early "
+        f"stopping ({PATIENCE} rounds) could not end them before the cap."
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--boosters", nargs="+", default=["lightgbm", "xgboost"], choices=sorted(TREE))
+    args = parser.parse_args()
+    start = time.perf_counter()
+    tables = [
+        booster_table(b, "synthetic", FOLDS, SEEDS, RATE, ROUNDS, PATIENCE, TABLE_ROWS, TREES[trees][b])
+        for trees in TREES
+        for b in args.boosters
+    ]
+    verdict = verdict_table(args.boosters)
+    print(verdict)
+    if sorted(args.boosters) != sorted(TREE):
+        print("One booster's fits are cached; run with both boosters to write RESULTS.md.")
+        return
+    protocol = " ".join(__doc__.split("\n\n")[2].split()).replace("``", "`")
+    body = "\n\n".join([
+        section_header("Quality levers: small trees at higher learning rates (issue 9, exploratory)"),
+        protocol,
+        "**The plan's family** (each method's rate chosen per cell on validation; p paired t, Holm over the "
+        "cells):",
+        verdict,
+        *tables,
+        cached_fits_footer((time.perf_counter() - start) / 60),
+    ])  # fmt: skip
+    write_results_section("small_tree_pace", body)
+
+
+if __name__ == "__main__":
+    main()
