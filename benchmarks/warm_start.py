@@ -12,10 +12,10 @@ validation and test rows), and training continues. Arms, per (dataset, booster, 
   otherwise): this script's trainer is theirs plus a start.
 * **B** control: A continued with the same LambdaMART from A's scores, a fresh patience of 60, at most 600
   further trees, kept only where its best validation value is above A's (else B = A). LambdaMART is
-  deterministic here, so B replays the trees A discarded: B is A with more patience and trees (it can gain
-  only where A's early stop came too soon or A reached the cap), the extra trees C gets, without the
-  objective change. C is a new path per seed, kept where it beats A on validation, so C's validation
-  figures are at least A's by construction and are not evidence; test is.
+  deterministic here, so B replays the trees A discarded: B is A trained on further, until 60 rounds pass
+  without a new best of its own (it can gain only where A's early stop came too soon or A reached the cap),
+  the extra trees C gets, without the objective change. C is a new path per seed, kept where it beats A on
+  validation, so C's validation figures are at least A's by construction and are not evidence; test is.
 * **C** A continued with the target's stochrank constructor at its defaults (``ndcg(k=5)``, ``mrr()``,
   ``err(k=10, max_grade=top grade)``, ``ndcg(k=1)``; seed = booster seed), same rules as B.
 * **D** C with ``sigma = 0.3``: from a non-zero start the noise scale is no longer scale-free.
@@ -447,7 +447,7 @@ def main() -> None:
         "queries per data fold. Arms (the module docstring of `benchmarks/warm_start.py`): A the booster's "
         "LambdaMART, early-stopped; B, C, D continue from A's scores (init scores on every split), fresh "
         "patience, a continuation kept only where its best vali is above A's; B LambdaMART again (the "
-        "control: deterministic, it replays the trees A discarded, so B is A with more patience and trees), "
+        "control: deterministic, it replays the trees A discarded, so B is A trained on further), "
         "C the target's stochrank constructor at its defaults, D the same at sigma = 0.3. A and B are one "
         "fit per fold, used for every seed. Test values per query, seeds averaged; p "
         "two-sided, paired t / sign-flip randomization. Plan (written before any fit): on the generated data "
