@@ -80,6 +80,31 @@ def test_stochasticrank_warns_when_start_scores_are_spread_far_beyond_sigma():
         stochrank.ndcg(5)(start / 1e3, RankingTarget(y, sizes))
 
 
+@pytest.mark.parametrize(
+    "objective",
+    [
+        stochrank.ndcg(5),
+        stochrank.ndcg(5, hessian="unit"),
+        stochrank.mrr(),
+        stochrank.err(k=5, max_grade=4),
+        softrank(5),
+        stochrank.auc(),
+    ],
+    ids=repr,
+)
+@pytest.mark.parametrize("grade", [0.0, 2.0])
+def test_every_objective_warns_when_no_query_can_change(objective, grade):
+    sizes = np.full(6, 7)
+    y = np.full(sizes.sum(), grade)  # one label per query: no order changes any query's metric
+    with pytest.warns(StartWarning, match=r"no query of this training set can change .* constant model"):
+        grad, _ = objective(np.zeros(y.size), RankingTarget(y, sizes))
+    assert not np.any(grad)
+    y[:2] = [0.0, 1.0]  # one query that can change: no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", StartWarning)
+        objective(np.zeros(y.size), RankingTarget(y, sizes))
+
+
 # ------------------------------------------------------------------------ relative σ
 def test_relative_sigma_is_softrank_at_sigma_times_each_query_spread_with_its_exact_gradient():
     rng = np.random.default_rng(3)

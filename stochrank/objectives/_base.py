@@ -72,8 +72,10 @@ class StartWarning(UserWarning):
 
     Raised by every stochrank objective at the first booster call of a run when the largest ascent
     component over the queries whose metric can change is below ``START_TOLERANCE`` (1e-8) times the
-    largest query scale (1/IDCG for NDCG). Trees fitted to such gradients find no split, so the booster
-    returns a constant model. The message names the likely cause and the fix for the objective at hand.
+    largest query scale (1/IDCG for NDCG), or when no query's metric can change with the order of its
+    documents (every query's documents share one label, for instance). Trees fitted to such gradients find
+    no split, so the booster returns a constant model. The message names the likely cause and the fix for
+    the objective at hand.
     """
 
 
@@ -197,8 +199,18 @@ class RankingObjective(ABC, Generic[E]):
     def _check_start_gradient(self, ascent: FloatArray, encoding: E) -> None:
         """Warn (:class:`StartWarning`) when the first call's ascent is (nearly) zero on every query."""
         scale = self._gradient_scale(encoding)
+        if scale == 0.0:
+            warnings.warn(
+                f"{self!r}: no query of this training set can change its {self.name} with the order of its "
+                "documents (in each, every document has the same label, or none is relevant), so every "
+                "gradient is zero and the booster will return a constant model. Check the labels and the "
+                "query structure (group / qid) passed with them.",
+                StartWarning,
+                stacklevel=3,
+            )
+            return
         peak = float(np.max(np.abs(ascent), initial=0.0))
-        if scale > 0.0 and not peak >= START_TOLERANCE * scale:
+        if not peak >= START_TOLERANCE * scale:
             warnings.warn(
                 f"{self!r}: the gradients at the start of training are all (nearly) zero (largest "
                 f"|gradient| {peak:.3g}, below {START_TOLERANCE:g} x the largest query scale {scale:.3g}), "
