@@ -179,3 +179,44 @@ def test_native_loss_raises_section_names_the_newton_default() -> None:
     assert re.search(r"hessian\s*=\s*'newton'", raises)
     with pytest.raises(NoCatBoostEquivalent, match="hessian='unit'"):
         native_loss(stochrank.ndcg(k=5))
+
+
+# ------------------------------------------------------------------------------------- Pool baseline
+def test_pool_baseline_is_the_start_of_the_stochrank_engine_as_in_catboost() -> None:
+    obj = stochrank.ndcg(k=3)  # Newton leaves: trained by the stochrank engine
+    far_apart = 1e3 * Y  # a start ranked by the labels, 1000 noise scales apart: nothing left to move
+    pool = catboost.Pool(X, Y, group_id=QID, baseline=far_apart)
+    with pytest.warns(stochrank.StartWarning, match="spread far more than sigma"):
+        fitted = CatBoostRanker(obj, iterations=3, thread_count=1).fit(pool)
+    assert fitted.engine_ == "stochrank"
+    # predict on the Pool adds its baseline back (CatBoost's convention), as the native engine's model does
+    np.testing.assert_allclose(fitted.predict(pool) - fitted.predict(X), far_apart, atol=1e-3)
+    from_zero = CatBoostRanker(obj, iterations=3, thread_count=1).fit(catboost.Pool(X, Y, group_id=QID))
+    assert np.ptp(from_zero.predict(X)) > np.ptp(fitted.predict(X))
+
+
+def test_pool_baseline_with_sglb_on_the_stochrank_engine_is_refused() -> None:
+    sglb = stochrank.ndcg(k=3, hessian="unit", sglb=stochrank.SGLB(temperature=1e4, learning_rate=0.03))
+    pool = catboost.Pool(X, Y, group_id=QID, baseline=np.zeros(Y.size) + 0.5)
+    with pytest.raises(ValueError, match=r"SGLB starts from zero scores.*baseline"):
+        CatBoostRanker(sglb, engine="stochrank", iterations=2, thread_count=1).fit(pool)
+
+
+def test_pool_baseline_with_several_dimensions_is_refused() -> None:
+    pool = catboost.Pool(X, Y, group_id=QID, baseline=np.zeros((Y.size, 2)))
+    with pytest.raises(ValueError, match=r"baseline of shape \(50, 2\).*one baseline value per row"):
+        CatBoostRanker(stochrank.ndcg(k=3), iterations=2, thread_count=1).fit(pool)
+
+
+# ------------------------------------------------------------------------------- categorical features
+def test_native_engine_with_cat_features_on_a_dataframe_trains_as_on_the_equivalent_pool() -> None:
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "colour": np.array(list("xyz"))[QID % 3]})
+    settings = {"engine": "native", "cat_features": [2], "iterations": 3, "thread_count": 1, "random_seed": 0}
+    objective = stochrank.ndcg(k=3, hessian="unit")
+    from_frame = CatBoostRanker(objective, **settings).fit(
+        frame, Y, group_id=QID, eval_set=(frame, Y), eval_group_id=QID
+    )
+    pool = catboost.Pool(frame, Y, group_id=QID, cat_features=[2])
+    from_pool = CatBoostRanker(objective, **settings).fit(pool, eval_set=pool)
+    np.testing.assert_array_equal(from_frame.predict(frame), from_pool.predict(pool))

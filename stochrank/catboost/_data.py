@@ -23,13 +23,17 @@ __all__ = ["_RankingData", "_decode_rows", "_encode_rows", "checked_features", "
 
 @dataclass
 class _RankingData:
-    """One data set in row order: features (or the caller's Pool), labels, queries, query weights."""
+    """One data set in row order: features (or the caller's Pool), labels, queries, query weights.
+
+    ``baseline``: a Pool's starting scores (CatBoost's ``baseline``), None without one.
+    """
 
     features: Any
     pool: Any
     labels: npt.NDArray[np.float64]
     offsets: npt.NDArray[np.int64]
     weights: npt.NDArray[np.float64] | None
+    baseline: npt.NDArray[np.float64] | None = None
 
     @property
     def sizes(self) -> npt.NDArray[np.int64]:
@@ -69,11 +73,14 @@ class _RankingData:
                     f"The Pool given as {name} has no group_id: build it with Pool(X, y, group_id=qid)."
                 )
             offsets = offsets_from_qid(np.asarray(X.get_group_id_hash()), f"{name}.group_id")
+            baseline = _pool_baseline(
+                X, name
+            )  # before the probe fit that reads the weights, which needs it 1-D
             weights = None
             if read_weights:
                 w = _pool_row_weights(X, labels, name)
                 weights = None if np.all(w == 1.0) else query_weights(w, offsets, f"{name} weight")
-            return cls(None, X, labels, offsets, weights)
+            return cls(None, X, labels, offsets, weights, baseline)
         if y is None:
             raise ValueError(f"Pass the labels of {name}: fit(X, y, group_id=...) or a catboost.Pool.")
         labels = checked_labels(X, y, name)  # before the query structure, which counts X's rows
@@ -99,14 +106,18 @@ class _RankingData:
             offsets = offsets_from_sizes(group, labels.size, "group")
         return cls(X, None, labels, offsets, query_weights(weight, offsets, "sample_weight"))
 
-    def catboost_pool(self) -> Any:
-        """Return the Pool the native engine trains on (the caller's, or one with per-row group weights)."""
+    def catboost_pool(self, feature_kinds: dict[str, Any]) -> Any:
+        """Return the Pool the native engine trains on (the caller's, or one with per-row group weights).
+
+        ``feature_kinds``: the estimator's ``cat_features`` / ``text_features`` / ``embedding_features``,
+        which a new Pool must declare as the model does.
+        """
         from catboost import Pool
 
         if self.pool is not None:
             return self.pool
         w = None if self.weights is None else np.repeat(self.weights, self.sizes)
-        return Pool(self.features, self.labels, group_id=self.query_index, group_weight=w)
+        return Pool(self.features, self.labels, group_id=self.query_index, group_weight=w, **feature_kinds)
 
     def dense_features(self, name: str) -> Any:
         """Return the features for a new Pool (the stochrank engine relabels rows by index)."""
@@ -119,6 +130,20 @@ class _RankingData:
                 "Pool or one with categorical features."
             )
         return self.pool.get_features()
+
+
+def _pool_baseline(pool: Any, name: str) -> npt.NDArray[np.float64] | None:
+    """Return a Pool's baseline as float64 starting scores, or None when it has none."""
+    baseline = np.asarray(pool.get_baseline(), dtype=np.float64)
+    if baseline.size == 0:
+        return None
+    if baseline.ndim != 2 or baseline.shape[1] != 1:
+        raise ValueError(
+            f"The Pool given as {name} has a baseline of shape {baseline.shape}; a ranker scores each "
+            "document once: give one baseline value per row (Pool(..., baseline=b), b of shape (n,) or "
+            "(n, 1))."
+        )
+    return baseline[:, 0]
 
 
 def checked_labels(X: Any, y: Any, name: str) -> npt.NDArray[np.float64]:

@@ -123,7 +123,10 @@ def fit_native(
         warnings.warn(text + _USE_STOCHRANK_ENGINE, CatBoostDeviationWarning, stacklevel=3)
     params.update(native)
     model = CatBoost(params)
-    model.fit(train.catboost_pool(), eval_set=None if valid is None else valid.catboost_pool())
+    kinds = {
+        key: params[key] for key in ("cat_features", "text_features", "embedding_features") if key in params
+    }
+    model.fit(train.catboost_pool(kinds), eval_set=None if valid is None else valid.catboost_pool(kinds))
     best = model.get_best_iteration() if valid is not None else None
     return Fitted(model, native["loss_function"], params, best, model.get_evals_result(), {})
 
@@ -196,7 +199,8 @@ class _Watch:
 
         self.data, self.metric, self.threads = data, metric, threads
         self.pool = Pool(data.dense_features("eval_set"))
-        self.preds = np.zeros(data.labels.size)
+        # A Pool's baseline is the start, as in CatBoost (its predict on that Pool adds it back).
+        self.preds = np.zeros(data.labels.size) if data.baseline is None else data.baseline.copy()
         self.groups = data.query_index
         self.weights = None if data.weights is None else np.repeat(data.weights, data.sizes)
         self.history: list[float] = []
@@ -264,12 +268,20 @@ class StochrankEngine:
         from catboost import CatBoost, Pool
 
         n = train.labels.size
+        if self.sglb is not None and (
+            train.baseline is not None or (valid is not None and valid.baseline is not None)
+        ):
+            # SGLB shrinks the whole model each iteration; the merged trees cannot carry a shrunk baseline.
+            raise ValueError(
+                "engine='stochrank' with SGLB starts from zero scores, and a Pool given to fit has a "
+                "baseline: drop the baseline, or the objective's sglb."
+            )
         table = _GradientTable(n)
         loop = _Loop.of(params, table, valid is not None)
         pool = Pool(train.dense_features("X"), label=_encode_rows(np.arange(n)))
         pool.quantize(**loop.quantization)
         target = RankingTarget(train.labels, train.sizes, train.weights, learning_rate=loop.learning_rate)
-        preds = np.zeros(n)
+        preds = np.zeros(n) if train.baseline is None else train.baseline.copy()  # CatBoost's start
         # CatBoostRanker.fit refuses an eval set without an eval_metric, so loop.metric is a string here.
         watch = None if valid is None else _Watch(valid, str(loop.metric), loop.predict_threads)
         trees: list[Any] = []

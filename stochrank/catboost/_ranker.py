@@ -250,7 +250,7 @@ class CatBoostRanker(BaseEstimator):  # type: ignore[misc]  # scikit-learn ships
         Parameters
         ----------
         X : array-like of shape (n_documents, n_features) or catboost.Pool
-            The features, or a Pool with labels, ``group_id`` and optionally weights.
+            The features, or a Pool with labels, ``group_id``, optionally weights and a start ``baseline``.
         y : array-like of shape (n_documents,)
             The relevance labels (not with a Pool).
         group_id : array-like of shape (n_documents,)
@@ -342,7 +342,7 @@ class CatBoostRanker(BaseEstimator):  # type: ignore[misc]  # scikit-learn ships
     def predict(self, X: Any) -> npt.NDArray[np.float64]:
         """Return ranking scores (CatBoost's ``RawFormulaVal``) for an array-like or a ``catboost.Pool``.
 
-        A DataFrame's ``qid`` column is dropped (it is the query structure, not a feature).
+        A DataFrame's ``qid`` column is dropped (the query structure); a Pool's ``baseline`` is added.
         """
         from catboost import Pool
 
