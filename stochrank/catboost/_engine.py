@@ -123,7 +123,8 @@ def fit_native(
         warnings.warn(text + _USE_STOCHRANK_ENGINE, CatBoostDeviationWarning, stacklevel=3)
     params.update(native)
     model = CatBoost(params)
-    kinds = {
+    # A Pool built here must declare the feature kinds the model's parameters name.
+    kinds: dict[str, Any] = {
         key: params[key] for key in ("cat_features", "text_features", "embedding_features") if key in params
     }
     model.fit(train.catboost_pool(kinds), eval_set=None if valid is None else valid.catboost_pool(kinds))
