@@ -14,6 +14,7 @@ import pytest
 import xgboost as xgb
 
 import stochrank
+from stochrank.protocol import RankingTarget
 
 from .test_boosters import make_queries
 
@@ -265,3 +266,45 @@ def test_every_query_of_one_document_warns(data):
         warnings.simplefilter("always")
         lgb.train({"objective": stochrank.ndcg(k=5), "verbose": -1}, lgb.Dataset(X, y, group=sizes), 2)
     assert not [w for w in caught if "Every query" in str(w.message)]
+
+
+def test_a_nan_gradient_reaches_the_float32_guard_instead_of_the_booster():
+    """Numba's parallel peaks.max() dropped NaN, so the guard never saw NaN or inf gradients."""
+    from stochrank.kernels.stochastic_rank import booster_gradients
+
+    ascent = np.array([0.1, -0.1, np.nan, 0.2])
+    grad, hess = np.empty(4), np.empty(4)
+    offsets, weights, noise = np.array([0, 2, 4]), np.ones(2), np.zeros(4)
+    assert np.isnan(
+        booster_gradients(ascent, np.empty(0), 1.0, offsets, weights, noise, 0.0, 1.0, grad, hess)
+    )
+    ascent[2] = 0.3  # finite again: the peak is the largest |gradient|, or the query weight (1) above it
+    assert booster_gradients(ascent, np.empty(0), 1.0, offsets, weights, noise, 0.0, 1.0, grad, hess) == 1.0
+    # Scores 53.2 noise scales apart: the mean Newton curvature underflows to a subnormal, its inverse
+    # overflows, and the gradients were NaN, handed to LightGBM / XGBoost without a word.
+    target, obj = RankingTarget([0.0, 1.0], [2]), stochrank.ndcg()
+    obj(np.zeros(2), target)
+    with pytest.raises(ValueError, match=r"produced a gradient or Hessian of (nan|inf).*use a larger sigma"):
+        obj(np.array([53.2, 0.0]), target)
+
+
+def test_nu_below_its_floor_is_refused_by_name():
+    """nu = 1e-200 squared to 0 in the SFA denominator at equal scores: a SystemError from the kernel."""
+    with pytest.raises(
+        ValueError, match=r"'nu' parameter of stochrank\.ndcg must be a float in the range \[1e-100"
+    ):
+        stochrank.ndcg(hessian="unit", nu=1e-200)
+    stochrank.ndcg(hessian="unit", nu=1e-100)(np.zeros(3), RankingTarget([0.0, 1.0, 2.0], [3]))
+
+
+def test_start_warning_names_mu_when_the_relevance_shift_separates_the_grades():
+    y, sizes = np.tile([0.0, 1.0, 2.0, 3.0], 2), [4, 4]
+    with pytest.warns(stochrank.StartWarning, match=r"mu=10 the noise is also centred .* lower mu"):
+        stochrank.ndcg(k=5, mu=10)(np.zeros(8), RankingTarget(y, sizes))
+
+
+def test_float32_overflow_under_sglb_names_the_temperature():
+    y, sizes = np.tile([0.0, 1.0, 2.0, 3.0], 2), [4, 4]
+    obj = stochrank.ndcg(k=5, sglb=stochrank.SGLB(temperature=1e-80, learning_rate=0.1))
+    with pytest.raises(ValueError, match=r"overflows float32.*SGLB Langevin noise \(a higher temperature\)"):
+        obj(np.zeros(8), RankingTarget(y, sizes))

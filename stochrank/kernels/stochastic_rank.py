@@ -306,4 +306,11 @@ def booster_gradients(
                 peak = max(peak, abs(g))
                 bad += g * 0.0
         peaks[qi] = max(peak, w) + bad
-    return peaks.max() if n_queries > 0 else 0.0
+    # A serial maximum: Numba's parallel reduction of peaks.max() drops NaN, which the caller must see.
+    top = 0.0
+    for qi in range(n_queries):
+        value = float(peaks[qi])
+        if np.isnan(value):
+            return value
+        top = max(top, value)
+    return top

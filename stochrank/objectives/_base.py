@@ -273,10 +273,12 @@ class RankingObjective(ABC, Generic[E]):
         if not info.library.startswith("lightgbm"):  # LightGBM's OpenMP workers are Numba's own
             release_kernel_threads(preds.size)
         if not peak < _FLOAT32_MAX:  # also NaN and inf
+            cause = "lower the SGLB Langevin noise (a higher temperature), " if sglb is not None else ""
             raise ValueError(
                 f"{self!r} produced a gradient or Hessian of {peak:.3g}, which overflows float32 (max "
                 "3.4e38), the type LightGBM and XGBoost take gradients in: the model would silently stop "
-                "learning. Scale the query weights down (only their ratios matter) or use a larger sigma."
+                f"learning. Scale the query weights down (only their ratios matter), {cause}or use a larger "
+                "sigma (scores many noise scales apart leave curvatures too small to normalise)."
             )
         return grad, hess
 
@@ -292,7 +294,8 @@ class RankingObjective(ABC, Generic[E]):
         total, count = sum_over_workers(
             info, np.array(run_parallel(positive_sum_count, curvature.size, curvature, info.offsets))
         )
-        return 1.0 / (total / count) if count > 0.0 else 1.0
+        with np.errstate(over="ignore"):  # an underflowed mean gives inf: the float32 guard then names it
+            return 1.0 / (total / count) if count > 0.0 else 1.0
 
     def _sglb_learning_rate(self, info: DatasetInfo) -> float | None:
         sglb = self.sglb

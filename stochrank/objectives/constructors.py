@@ -40,7 +40,7 @@ _COMMON_DOC = r"""
         whole training trajectory from zero scores scales with sigma, so sigma does not change the
         ranking learned (only mu * sigma against the scores does); with unit Hessians and SFA the scores
         tend to stay far below sigma, i.e. training sees a heavily smoothed metric.
-    nu : float, default 0.01
+    nu : float >= 1e-100, default 0.01
         SFA offset in ``(||f|| + nu)^2`` (paper §5.2; CatBoost's default).
     sfa : float or None, default None
         Strength of the scale-free-acceleration projection (CatBoost's ``lambda``): None means 0 with

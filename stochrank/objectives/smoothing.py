@@ -16,6 +16,7 @@ SEED_LIMIT = 2**63
 # that float32 cannot hold, or into a division by an underflowed variance inside the kernels.
 SIGMA_MIN = 1e-6
 SIGMA_MAX = 1e6
+NU_MIN = 1e-100  # SFA divides by (||f|| + nu)^2: nu^2 must stay a normal float at equal scores
 HESSIANS = ("newton", "unit")
 
 
@@ -37,7 +38,7 @@ class Smoothing:
         Noise scale :math:`\sigma` (only its size relative to the scores matters).
     mu : float >= 0
         Relevance shift :math:`\mu` (§4.3); 0 for metrics without one (LSO).
-    nu : float > 0
+    nu : float >= 1e-100
         Offset of the scale-free acceleration, :math:`(\lVert \tilde f \rVert + \nu)^2`.
     sfa : float in [0, 1] or None
         Strength of the scale-free acceleration projection (CatBoost's ``lambda``). None: the default of
@@ -76,7 +77,8 @@ class Smoothing:
         checked = {
             "sigma": check_real(self.sigma, "sigma", owner, low=SIGMA_MIN, high=SIGMA_MAX),
             "mu": check_real(self.mu, "mu", owner, low=0.0),
-            "nu": check_real(self.nu, "nu", owner, low=0.0, low_open=True),
+            # nu below ~1e-162 squares to 0 in the SFA denominator at equal scores (every booster's start)
+            "nu": check_real(self.nu, "nu", owner, low=NU_MIN),
             "sfa": None if self.sfa is None else check_real(self.sfa, "sfa", owner, low=0.0, high=1.0),
             "n_samples": check_int(self.n_samples, "n_samples", owner, low=1),
             "seed": check_seed(self.seed, owner),

@@ -201,12 +201,19 @@ class StochasticRankObjective(RankingObjective[CascadeArrays]):
         return float(np.max(encoding.query_scale[encoding.active], initial=0.0))
 
     def _collapse_hint(self, encoding: CascadeArrays) -> str:
-        return (
+        hint = (
             "The CCS estimate is zero only where no noise draw of scale sigma can move a document across "
             "a position that changes the metric: the starting scores (init_score / base_margin) are "
             f"spread far more than sigma={self.smoothing.sigma:g}. Start from zero scores, or raise sigma "
             "to the scale of the starting scores."
         )
+        mu = self.smoothing.mu
+        if mu > 0.0:  # the shift -sigma * mu * label separates the grades by mu noise scales at any sigma
+            hint += (
+                f" With mu={mu:g} the noise is also centred at -sigma * mu * label, {mu:g} noise scales per "
+                "grade, which a larger sigma does not undo: lower mu."
+            )
+        return hint
 
     def derivatives(self, scores: Any, labels: Any, group: Any, *, call: int = 0) -> Ascent:
         r"""CCS estimate of :math:`\nabla_f E[M(f - \sigma\mu r + \sigma\varepsilon)]` and its curvature.
