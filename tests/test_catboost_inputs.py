@@ -220,3 +220,35 @@ def test_native_engine_with_cat_features_on_a_dataframe_trains_as_on_the_equival
     pool = catboost.Pool(frame, Y, group_id=QID, cat_features=[2])
     from_pool = CatBoostRanker(objective, **settings).fit(pool, eval_set=pool)
     np.testing.assert_array_equal(from_frame.predict(frame), from_pool.predict(pool))
+
+
+def test_pool_baselines_start_the_eval_scores_the_early_stopping_reads() -> None:
+    start, eval_start = 0.3 * Y, 0.2 * Y[::-1]
+    train = catboost.Pool(X, Y, group_id=QID, baseline=start)
+    valid = catboost.Pool(X, Y, group_id=QID, baseline=eval_start)
+    fitted = CatBoostRanker(
+        stochrank.ndcg(k=3), iterations=4, thread_count=1, eval_metric="NDCG:top=3;type=Exp"
+    ).fit(train, eval_set=valid)
+    history = fitted.evals_result_["validation"]["NDCG:top=3;type=Exp"]
+    kept = eval_start + fitted.predict(X)  # the kept trees on top of the eval set's own start
+    expected = catboost.utils.eval_metric(Y, kept, "NDCG:top=3;type=Exp", group_id=QID)[0]
+    assert history[fitted.best_iteration_] == pytest.approx(expected, abs=1e-6)
+
+
+@pytest.mark.parametrize("which", ["train", "eval_set"])
+def test_a_baseline_on_only_one_of_train_and_eval_set_is_refused(which) -> None:
+    with_start = catboost.Pool(X, Y, group_id=QID, baseline=0.5 * Y)
+    without = catboost.Pool(X, Y, group_id=QID)
+    train, valid = (with_start, without) if which == "train" else (without, with_start)
+    ranker = CatBoostRanker(stochrank.ndcg(k=3), iterations=2, thread_count=1, eval_metric="NDCG:top=3")
+    with pytest.raises(ValueError, match="Only one of the training data and the eval_set has a baseline"):
+        ranker.fit(train, eval_set=valid)
+
+
+def test_a_non_finite_pool_baseline_is_refused_by_row() -> None:
+    start = np.zeros(Y.size)
+    start[7] = np.nan
+    with pytest.raises(ValueError, match=r"Pool given as X has NaN or inf \(first at row 7\)"):
+        CatBoostRanker(stochrank.ndcg(k=3), iterations=2, thread_count=1).fit(
+            catboost.Pool(X, Y, group_id=QID, baseline=start)
+        )

@@ -103,6 +103,10 @@ def test_every_objective_warns_when_no_query_can_change(objective, grade):
     with warnings.catch_warnings():
         warnings.simplefilter("error", StartWarning)
         objective(np.zeros(y.size), RankingTarget(y, sizes))
+        # queries of one document: their own warning says so, not this one
+        with pytest.warns(UserWarning, match="one document") as caught:
+            objective(np.zeros(6), RankingTarget(np.arange(6.0) % 2, np.ones(6, dtype=int)))
+    assert not any(issubclass(w.category, StartWarning) for w in caught)
 
 
 # ------------------------------------------------------------------------ relative σ

@@ -73,9 +73,8 @@ class _RankingData:
                     f"The Pool given as {name} has no group_id: build it with Pool(X, y, group_id=qid)."
                 )
             offsets = offsets_from_qid(np.asarray(X.get_group_id_hash()), f"{name}.group_id")
-            baseline = _pool_baseline(
-                X, name
-            )  # before the probe fit that reads the weights, which needs it 1-D
+            # Before the probe fit that reads the weights: its one-dimensional loss refuses a wider baseline.
+            baseline = _pool_baseline(X, name)
             weights = None
             if read_weights:
                 w = _pool_row_weights(X, labels, name)
@@ -142,6 +141,11 @@ def _pool_baseline(pool: Any, name: str) -> npt.NDArray[np.float64] | None:
             f"The Pool given as {name} has a baseline of shape {baseline.shape}; a ranker scores each "
             "document once: give one baseline value per row (Pool(..., baseline=b), b of shape (n,) or "
             "(n, 1))."
+        )
+    if not np.isfinite(baseline).all():
+        raise ValueError(
+            f"The baseline of the Pool given as {name} has NaN or inf (first at row "
+            f"{int(np.flatnonzero(~np.isfinite(baseline[:, 0]))[0])}): every document needs a finite start."
         )
     return baseline[:, 0]
 

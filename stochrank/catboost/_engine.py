@@ -269,13 +269,18 @@ class StochrankEngine:
         from catboost import CatBoost, Pool
 
         n = train.labels.size
-        if self.sglb is not None and (
-            train.baseline is not None or (valid is not None and valid.baseline is not None)
-        ):
+        if valid is not None and (train.baseline is None) != (valid.baseline is None):
+            # CatBoost refuses this too: the eval set's scores would not start where the model's do.
+            raise ValueError(
+                "Only one of the training data and the eval_set has a baseline: give both one (an eval set "
+                "or training data given as arrays has none: pass it as Pool(..., baseline=b)), or neither."
+            )
+        if self.sglb is not None and train.baseline is not None:
             # SGLB shrinks the whole model each iteration; the merged trees cannot carry a shrunk baseline.
             raise ValueError(
-                "engine='stochrank' with SGLB starts from zero scores, and a Pool given to fit has a "
-                "baseline: drop the baseline, or the objective's sglb."
+                "engine='stochrank' with SGLB starts from zero scores, and the Pool given to fit has a "
+                "baseline: drop the baseline or the objective's sglb, or use engine='native' (CatBoost's own "
+                "SGLB, for hessian='unit')."
             )
         table = _GradientTable(n)
         loop = _Loop.of(params, table, valid is not None)

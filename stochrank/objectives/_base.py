@@ -18,8 +18,9 @@ once per training set) and the ascent direction of the metric at the current sco
   a cache keyed weakly by the Dataset / DMatrix, which deep copies and pickles drop;
 * SGLB: Langevin noise and the shrinkage rescaling F/C_t (see :class:`~.sglb.SGLB`);
 * no silent collapse: at the first call of every training run, an ascent direction that is (nearly) zero
-  on every query whose metric can change raises a :class:`StartWarning` naming the likely cause and fix
-  (the booster would otherwise find no split and return a constant model without a word).
+  on every query whose metric can change, or a training set in which no query can change its metric,
+  raises a :class:`StartWarning` naming the likely cause and fix (the booster would otherwise find no
+  split and return a constant model without a word).
 """
 
 from __future__ import annotations
@@ -189,25 +190,34 @@ class RankingObjective(ABC, Generic[E]):
     def _gradient_scale(self, encoding: E) -> float:
         """Return the largest per-query scale of the ascent (1/IDCG for NDCG) over queries that can change.
 
-        0 when no query can change (nothing to warn about).
+        0 when no query can change.
         """
 
     @abstractmethod
     def _collapse_hint(self, encoding: E) -> str:
         """Explain why this objective's gradients can vanish at the start, and what to change."""
 
-    def _check_start_gradient(self, ascent: FloatArray, encoding: E) -> None:
-        """Warn (:class:`StartWarning`) when the first call's ascent is (nearly) zero on every query."""
+    def _check_start_gradient(self, ascent: FloatArray, encoding: E, info: DatasetInfo) -> None:
+        """Warn (:class:`StartWarning`) when the first call's ascent is (nearly) zero on every query.
+
+        Also when no query can change its metric; XGBoost's distributed workers add up whether any of their
+        parts can (LightGBM gives objectives no collective: on ``lightgbm.dask`` a worker judges its part).
+        """
         scale = self._gradient_scale(encoding)
+        # An all-reduce on XGBoost's distributed workers: every worker makes it, whatever its own part holds.
+        anywhere = float(sum_over_workers(info, np.array([scale]))[0])
         if scale == 0.0:
-            warnings.warn(
-                f"{self!r}: no query of this training set can change its {self.name} with the order of its "
-                "documents (in each, every document has the same label, or none is relevant), so every "
-                "gradient is zero and the booster will return a constant model. Check the labels and the "
-                "query structure (group / qid) passed with them.",
-                StartWarning,
-                stacklevel=3,
-            )
+            n_queries = info.offsets.size - 1
+            if anywhere == 0.0 and info.offsets[-1] > n_queries:  # one-document queries warn on their own
+                warnings.warn(
+                    f"{self!r}: no query of this training set can change its {self.name} (for instance, "
+                    "every document of each query has the same label or none is relevant, or, for a "
+                    "cut-off k, no query has more than k documents), so every gradient is zero and the "
+                    "booster will return a constant model. Check the labels and the query structure "
+                    "(group / qid) passed with them.",
+                    StartWarning,
+                    stacklevel=3,
+                )
             return
         peak = float(np.max(np.abs(ascent), initial=0.0))
         if not peak >= START_TOLERANCE * scale:
@@ -244,7 +254,7 @@ class RankingObjective(ABC, Generic[E]):
         call, scale = run.call, run.scale
         ascent, curvature = self._ascent(preds * scale if scale != 1.0 else preds, info, run.encoding, call)
         if call == 0:
-            self._check_start_gradient(ascent, run.encoding)
+            self._check_start_gradient(ascent, run.encoding, info)
         kappa = self._hessian_scale(curvature, info) if curvature.size else 1.0
         weights = info.weights if info.weights is not None else np.ones(info.offsets.size - 1)
         grad = np.empty(preds.size)
@@ -273,12 +283,12 @@ class RankingObjective(ABC, Generic[E]):
         if not info.library.startswith("lightgbm"):  # LightGBM's OpenMP workers are Numba's own
             release_kernel_threads(preds.size)
         if not peak < _FLOAT32_MAX:  # also NaN and inf
-            cause = "lower the SGLB Langevin noise (a higher temperature), " if sglb is not None else ""
+            sglb_fix = "lower the SGLB Langevin noise (a higher temperature), " if sglb is not None else ""
             raise ValueError(
                 f"{self!r} produced a gradient or Hessian of {peak:.3g}, which overflows float32 (max "
                 "3.4e38), the type LightGBM and XGBoost take gradients in: the model would silently stop "
-                f"learning. Scale the query weights down (only their ratios matter), {cause}or use a larger "
-                "sigma (scores many noise scales apart leave curvatures too small to normalise)."
+                f"learning. Scale the query weights down (only their ratios matter), {sglb_fix}or use a "
+                "larger sigma (scores many noise scales apart leave curvatures too small to normalise)."
             )
         return grad, hess
 
@@ -294,7 +304,7 @@ class RankingObjective(ABC, Generic[E]):
         total, count = sum_over_workers(
             info, np.array(run_parallel(positive_sum_count, curvature.size, curvature, info.offsets))
         )
-        with np.errstate(over="ignore"):  # an underflowed mean gives inf: the float32 guard then names it
+        with np.errstate(over="ignore", divide="ignore"):  # an underflowed mean: inf, which the guard names
             return 1.0 / (total / count) if count > 0.0 else 1.0
 
     def _sglb_learning_rate(self, info: DatasetInfo) -> float | None:

@@ -208,7 +208,7 @@ class StochasticRankObjective(RankingObjective[CascadeArrays]):
             "to the scale of the starting scores."
         )
         mu = self.smoothing.mu
-        if mu > 0.0:  # the shift -sigma * mu * label separates the grades by mu noise scales at any sigma
+        if mu > 1.0:  # the shift -sigma * mu * label separates the grades by mu noise scales at any sigma
             hint += (
                 f" With mu={mu:g} the noise is also centred at -sigma * mu * label, {mu:g} noise scales per "
                 "grade, which a larger sigma does not undo: lower mu."
