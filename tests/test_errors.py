@@ -308,3 +308,12 @@ def test_float32_overflow_under_sglb_names_the_temperature():
     obj = stochrank.ndcg(k=5, sglb=stochrank.SGLB(temperature=1e-80, learning_rate=0.1))
     with pytest.raises(ValueError, match=r"overflows float32.*SGLB Langevin noise \(a higher temperature\)"):
         obj(np.zeros(8), RankingTarget(y, sizes))
+
+
+def test_n_samples_beyond_int64_is_refused_by_name():
+    """n_samples = 2**63 drew no sample in the kernel: all-zero gradients, without a word."""
+    with pytest.raises(
+        ValueError, match=r"'n_samples' .* must be at most 2\*\*62 \(the kernels count in int64\)"
+    ):
+        stochrank.ndcg(k=5, n_samples=2**63)
+    stochrank.ndcg(k=5, seed=2**63 - 1)  # seeds keep their own, wider range

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import InitVar, dataclass, replace
 from typing import Literal
 
-from .._validation import check_choice, check_int, check_real
+from .._validation import INT_MAX, check_choice, check_int, check_real
 from ..kernels import SmoothingParams
 
 __all__ = ["HESSIANS", "SEED_LIMIT", "SIGMA_MAX", "SIGMA_MIN", "Smoothing", "check_seed"]
@@ -80,7 +80,7 @@ class Smoothing:
             # nu below ~1e-162 squares to 0 in the SFA denominator at equal scores (every booster's start)
             "nu": check_real(self.nu, "nu", owner, low=NU_MIN),
             "sfa": None if self.sfa is None else check_real(self.sfa, "sfa", owner, low=0.0, high=1.0),
-            "n_samples": check_int(self.n_samples, "n_samples", owner, low=1),
+            "n_samples": check_int(self.n_samples, "n_samples", owner, low=1, high=INT_MAX),
             "seed": check_seed(self.seed, owner),
         }
         if hessian == "newton" and checked["sfa"] not in (None, 0.0):
