@@ -33,22 +33,25 @@ def check_choice(value: Any, name: str, owner: str, options: tuple[str, ...]) ->
     return value
 
 
-# The kernels count in int64: a larger count overflows there (n_samples of 2**63 drew no sample and gave
-# all-zero gradients without a word); callers that hand a count to a kernel pass it as ``high``.
+# The kernels count in int64: a larger count overflows there (n_samples of 2**63 drew no sample: all-zero
+# gradients, under a StartWarning that blamed sigma); callers that hand a count to a kernel pass ``high``.
 INT_MAX = 2**62
 
 
 def check_int(value: Any, name: str, owner: str, *, low: int, high: int | None = None) -> int:
     """Return ``value`` as an int ``>= low`` (and ``<= high`` when given)."""
+    top = "inf)" if high is None else ("2**62]" if high == INT_MAX else f"{high}]")
     if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
         raise ValueError(
-            f"The '{name}' parameter of {owner} must be an int in the range [{low}, inf). "
+            f"The '{name}' parameter of {owner} must be an int in the range [{low}, {top}. "
             f"Got {value!r} instead."
         )
     number = int(value)
     if high is not None and number > high:
-        bound = "2**62 (the kernels count in int64)" if high == INT_MAX else str(high)
-        raise ValueError(f"The '{name}' parameter of {owner} must be at most {bound}. Got {value!r} instead.")
+        raise ValueError(
+            f"The '{name}' parameter of {owner} must be an int in the range [{low}, {top} (the kernels "
+            f"count in int64). Got {value!r} instead."
+        )
     return number
 
 

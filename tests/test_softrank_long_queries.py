@@ -218,3 +218,13 @@ def test_softrank_at_5_trains_on_long_queries_with_the_remedy_and_collapses_with
     assert np.ptp(collapsed) < 1e-20
     assert _ndcg5(yt, 1.0 + collapsed, st) <= random  # all tied: worst ties rank below random
     assert _ndcg5(yt, trained, st) > random + 0.5
+
+
+@pytest.mark.parametrize("sizes", [[3, 0, 0, 0], [3, 0, 0], [1]], ids=["3,0,0,0", "3,0,0", "1"])
+def test_empty_groups_or_one_single_document_query_still_warn_that_no_query_can_change(sizes):
+    """XGBoost accepts empty groups: rows == queries there is not 'every query has one document'."""
+    xgb = pytest.importorskip("xgboost")
+    n = int(np.sum(sizes))
+    dtrain = xgb.DMatrix(np.zeros((n, 1)), np.zeros(n), group=sizes)
+    with pytest.warns(StartWarning, match="no query of this training set can change"):
+        stochrank.ndcg(k=3)(np.zeros(n), dtrain)

@@ -8,6 +8,7 @@ positions and read query structure through these functions, so a convention (the
 from .discounts import DISCOUNTS, position_weights
 from .queries import (
     check_offsets,
+    every_query_has_one_document,
     group_sizes,
     labels_per_row,
     offsets_from_qid,
@@ -38,6 +39,7 @@ __all__ = [
     "binary_relevance",
     "check_graded_labels",
     "check_offsets",
+    "every_query_has_one_document",
     "gains",
     "group_sizes",
     "ideal_dcg",

@@ -182,6 +182,12 @@ def rows_and_queries(
     return X, offsets
 
 
+def every_query_has_one_document(offsets: np.ndarray) -> bool:
+    """Return True when there are several queries, each with exactly one document (an empty one has none)."""
+    sizes = np.diff(offsets)
+    return sizes.size > 1 and bool(np.all(sizes == 1))
+
+
 def warn_if_nothing_to_rank(offsets: np.ndarray, what: str, stacklevel: int = 2) -> None:
     """Warn when every query of a data set has one document: nothing to rank, a constant model follows.
 
@@ -189,7 +195,7 @@ def warn_if_nothing_to_rank(offsets: np.ndarray, what: str, stacklevel: int = 2)
     few sampling units". Usually the query structure is wrong (one id per row, or sizes of 1).
     """
     n_queries = offsets.size - 1
-    if n_queries > 1 and offsets[-1] == n_queries:
+    if every_query_has_one_document(offsets):
         warnings.warn(
             f"Every query of the {what} has one document ({n_queries} queries): there is nothing to rank, so "
             "ranking gradients are zero (the model stays constant) and ranking metrics are constant. Check "

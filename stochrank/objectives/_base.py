@@ -36,8 +36,10 @@ import numpy as np
 import numpy.typing as npt
 
 from .._parallel import release_kernel_threads, run_parallel
+from ..conventions import every_query_has_one_document
 from ..kernels import booster_gradients, langevin_noise, positive_sum_count
 from ..protocol import BoosterCall, DatasetCache, DatasetInfo, sum_over_workers
+from ..protocol.xgboost import in_distributed_training
 from ._run import DatasetRuns, TrainingRun
 from .sglb import SGLB
 
@@ -200,21 +202,20 @@ class RankingObjective(ABC, Generic[E]):
     def _check_start_gradient(self, ascent: FloatArray, encoding: E, info: DatasetInfo) -> None:
         """Warn (:class:`StartWarning`) when the first call's ascent is (nearly) zero on every query.
 
-        Also when no query can change its metric; XGBoost's distributed workers add up whether any of their
-        parts can (LightGBM gives objectives no collective: on ``lightgbm.dask`` a worker judges its part).
+        Also when no query can change its metric, except on a worker of a distributed XGBoost training,
+        which holds only part of the set (a collective here could fall out of step with the workers' others)
+        and on a set whose queries all have one document (:func:`~..conventions.warn_if_nothing_to_rank`
+        says so). On ``lightgbm.dask`` a worker judges its own part: LightGBM gives objectives no way to
+        tell.
         """
         scale = self._gradient_scale(encoding)
-        # An all-reduce on XGBoost's distributed workers: every worker makes it, whatever its own part holds.
-        anywhere = float(sum_over_workers(info, np.array([scale]))[0])
         if scale == 0.0:
-            n_queries = info.offsets.size - 1
-            if anywhere == 0.0 and info.offsets[-1] > n_queries:  # one-document queries warn on their own
+            if not (in_distributed_training() or every_query_has_one_document(info.offsets)):
                 warnings.warn(
                     f"{self!r}: no query of this training set can change its {self.name} (for instance, "
-                    "every document of each query has the same label or none is relevant, or, for a "
-                    "cut-off k, no query has more than k documents), so every gradient is zero and the "
-                    "booster will return a constant model. Check the labels and the query structure "
-                    "(group / qid) passed with them.",
+                    "every document of each query has the same label, or none is relevant), so every "
+                    "gradient is zero and the booster will return a constant model. Check the labels and "
+                    "the query structure (group / qid) passed with them.",
                     StartWarning,
                     stacklevel=3,
                 )
