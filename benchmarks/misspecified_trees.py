@@ -100,22 +100,39 @@ def main() -> None:
         for dataset, folds, seeds in DATA
         for b in args.boosters
     ]
-    verdict = verdict_table(args.boosters)
+    family = (
+        "**The plan's family** (generated data; ref.: the per-document shrunk-view score of \"The generated "
+        "data's Bayes rankings\", on the same test queries; p paired t, Holm over the cells):"
+    )
+    family_section(
+        __doc__, "Quality levers: stumps and 4-leaf trees (issue 9, exploratory)", "misspecified_trees",
+        family, verdict_table(args.boosters), tables, args.boosters, start,
+    )  # fmt: skip
+
+
+def family_section(
+    doc: str,
+    title: str,
+    section: str,
+    family: str,
+    verdict: str,
+    tables: list[str],
+    boosters: list[str],
+    start: float,
+) -> None:
+    """Print a small-tree script's verdict; with both boosters, write its RESULTS section.
+
+    The section is ``title``, the protocol (the third paragraph of the script's ``doc``), ``family`` and
+    ``verdict``, the per-booster ``tables`` and the cached-fits footer timed from ``start``.
+    """
     print(verdict)
-    if sorted(args.boosters) != sorted(TREE):
+    if sorted(boosters) != sorted(TREE):
         print("One booster's fits are cached; run with both boosters to write RESULTS.md.")
         return
-    protocol = " ".join(__doc__.split("\n\n")[2].split()).replace("``", "`")
-    body = "\n\n".join([
-        section_header("Quality levers: stumps and 4-leaf trees (issue 9, exploratory)"),
-        protocol,
-        "**The plan's family** (generated data; ref.: the per-document shrunk-view score of \"The generated "
-        "data's Bayes rankings\", on the same test queries; p paired t, Holm over the cells):",
-        verdict,
-        *tables,
-        cached_fits_footer((time.perf_counter() - start) / 60),
-    ])  # fmt: skip
-    write_results_section("misspecified_trees", body)
+    protocol = " ".join(doc.split("\n\n")[2].split()).replace("``", "`")
+    footer = cached_fits_footer((time.perf_counter() - start) / 60)
+    body = "\n\n".join([section_header(title), protocol, family, verdict, *tables, footer])
+    write_results_section(section, body)
 
 
 if __name__ == "__main__":

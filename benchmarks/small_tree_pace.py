@@ -30,22 +30,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from _common import write_results_section
-from misspecified_trees import PATIENCE, ROUNDS, SYNTHETIC_FOLDS, SYNTHETIC_SEEDS, TREES
+from misspecified_trees import PATIENCE, ROUNDS, SYNTHETIC_FOLDS, SYNTHETIC_SEEDS, TREES, family_section
 from quality_levers import (
     BUDGET_ROWS,
     ROWS,
     TREE,
     Row,
     booster_table,
-    cached_fits_footer,
     lambdamart,
     p_text,
     row_runs,
     seed_mean_test,
 )
 
-from stochrank.bench.results import markdown_table, section_header
+from stochrank.bench.results import markdown_table
 from stochrank.bench.stats import holm, paired_t
 
 RATE = 0.2
@@ -136,22 +134,14 @@ def main() -> None:
         for trees in TREES
         for b in args.boosters
     ]
-    verdict = verdict_table(args.boosters)
-    print(verdict)
-    if sorted(args.boosters) != sorted(TREE):
-        print("One booster's fits are cached; run with both boosters to write RESULTS.md.")
-        return
-    protocol = " ".join(__doc__.split("\n\n")[2].split()).replace("``", "`")
-    body = "\n\n".join([
-        section_header("Quality levers: small trees at higher learning rates (issue 9, exploratory)"),
-        protocol,
+    family = (
         "**The plan's family** (each method's rate chosen per cell on validation; p paired t, Holm over the "
-        "cells):",
-        verdict,
-        *tables,
-        cached_fits_footer((time.perf_counter() - start) / 60),
-    ])  # fmt: skip
-    write_results_section("small_tree_pace", body)
+        "cells):"
+    )
+    family_section(
+        __doc__, "Quality levers: small trees at higher learning rates (issue 9, exploratory)",
+        "small_tree_pace", family, verdict_table(args.boosters), tables, args.boosters, start,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":
